@@ -1,0 +1,73 @@
+"""Typed readers for settings that come from the environment.
+
+Each refuses a bad value with ImproperlyConfigured naming the variable and the accepted form.
+"""
+
+import os
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _refuse(name: str, raw: str, expected: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"{name}={raw!r} is not valid: expected {expected}.")
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if raw.strip().lower() in _TRUE:
+        return True
+    if raw.strip().lower() in _FALSE:
+        return False
+    raise _refuse(name, raw, "one of 1/0, true/false, yes/no, on/off")
+
+
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _refuse(name, raw, f"an integer >= {minimum}") from None
+    if value < minimum:
+        raise _refuse(name, raw, f"an integer >= {minimum}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _refuse(name, raw, f"a number > {minimum} (seconds)") from None
+    if not value > minimum:
+        raise _refuse(name, raw, f"a number > {minimum} (seconds)")
+    return value
+
+
+def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, default)
+    scheme = urlsplit(raw).scheme
+    if scheme not in schemes:
+        accepted = ", ".join(f"{s}://..." for s in schemes)
+        raise _refuse(name, raw, f"a URL of the form {accepted}")
+    return raw
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]

@@ -1,0 +1,179 @@
+"""Settings read from the environment, with defaults that work on a developer machine.
+
+Local defaults: PostgreSQL and Redis on 127.0.0.1. The README's run command sets
+DATABASE_URL=sqlite:///..., REDIS_URL= (empty) and CELERY_BROKER_URL=filesystem:// when those
+services cannot be reached (the embedded mode).
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from project.env import env_bool, env_float, env_int, env_list, env_str, env_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+RUN_DIR = Path(env_str("RUN_DIR", str(BASE_DIR / ".run")))
+
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    SECRET_KEY = "insecure-local-development-key-only"
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "scheduling",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "project.urls"
+WSGI_APPLICATION = "project.wsgi.application"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+# --- Database -----------------------------------------------------------------------------
+DATABASE_URL = env_url(
+    "DATABASE_URL",
+    "postgres://postgres@127.0.0.1:5432/scheduling",
+    schemes=("postgres", "postgresql", "sqlite"),
+)
+try:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL={DATABASE_URL!r} is not valid: {exc}") from None
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"]["OPTIONS"] = {"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT", 5)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis: cache and the sweep lock --------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+if REDIS_URL:
+    REDIS_URL = env_url("REDIS_URL", REDIS_URL, schemes=("redis", "rediss", "unix"))
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {
+                "SOCKET_CONNECT_TIMEOUT": 2,
+                "SOCKET_TIMEOUT": 2,
+            },
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Celery -------------------------------------------------------------------------------
+SCHEDULING_PUBLISH_TIMEOUT = env_float("SCHEDULING_PUBLISH_TIMEOUT", 5.0)
+
+CELERY_BROKER_URL = env_url(
+    "CELERY_BROKER_URL",
+    REDIS_URL or "filesystem://",
+    schemes=("redis", "rediss", "unix", "amqp", "amqps", "pyamqp", "filesystem", "memory"),
+)
+CELERY_BROKER_CONNECTION_TIMEOUT = SCHEDULING_PUBLISH_TIMEOUT
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+    # A publish to a broker that went away must fail within a bounded time, never hang.
+    "socket_timeout": SCHEDULING_PUBLISH_TIMEOUT,
+    "socket_connect_timeout": SCHEDULING_PUBLISH_TIMEOUT,
+    "confirm_publish": True,
+}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = RUN_DIR / "broker"
+    for _folder in ("out", "processed"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "out"),
+        "data_folder_out": str(_broker_dir / "out"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 4
+CELERY_TASK_ROUTES = {"scheduling.*": {"queue": "scheduling"}}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Scheduling framework -----------------------------------------------------------------
+SCHEDULING_SWEEP_INTERVAL = env_float("SCHEDULING_SWEEP_INTERVAL", 1.0)
+SCHEDULING_BATCH_SIZE = env_int("SCHEDULING_BATCH_SIZE", 1000, minimum=1)
+SCHEDULING_TIME_BUDGET = env_float("SCHEDULING_TIME_BUDGET", 10.0)
+SCHEDULING_LOCK_TTL = env_float("SCHEDULING_LOCK_TTL", 30.0)
+SCHEDULING_MAX_ATTEMPTS = env_int("SCHEDULING_MAX_ATTEMPTS", 5, minimum=1)
+SCHEDULING_SWEEPER_SLOTS = env_int("SCHEDULING_SWEEPER_SLOTS", 1, minimum=1)
+
+# --- Email --------------------------------------------------------------------------------
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
+
+# --- REST ---------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissions"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Scheduling API",
+    "DESCRIPTION": "Per-domain scheduled rows: list, reschedule and cancel by business facts.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Misc ---------------------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = RUN_DIR / "static"
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,37 @@
+"""The framework's settings: SCHEDULING_* names read through one typed object."""
+
+from dataclasses import dataclass, fields
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+
+@dataclass(frozen=True)
+class SchedulingSettings:
+    sweep_interval: float = 1.0  # seconds between beat ticks per model
+    batch_size: int = 1000  # rows claimed per transaction
+    time_budget: float = 10.0  # seconds one sweep may keep claiming batches
+    lock_ttl: float = 30.0  # seconds; extended between batches
+    max_attempts: int = 5  # per-row failures (serialisation, routing) before `failed`
+    publish_timeout: float = 5.0  # seconds a broker may take before a publish fails
+    sweeper_slots: int = 1  # parallel sweepers per model, each with its own lock
+    queue: str = "scheduling"  # the queue sweep tasks run on
+
+
+def scheduling_settings() -> SchedulingSettings:
+    values = {}
+    for field in fields(SchedulingSettings):
+        name = f"SCHEDULING_{field.name.upper()}"
+        if hasattr(settings, name):
+            values[field.name] = _checked(name, getattr(settings, name), field.type)
+    return SchedulingSettings(**values)
+
+
+def _checked(name: str, value: object, kind: object) -> object:
+    if kind in (int, "int") and (not isinstance(value, int) or value < 1):
+        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected an integer >= 1.")
+    if kind in (float, "float") and (not isinstance(value, int | float) or value <= 0):
+        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected seconds > 0.")
+    if kind in (str, "str") and (not isinstance(value, str) or not value):
+        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a non-empty name.")
+    return value

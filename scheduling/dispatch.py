@@ -1,0 +1,225 @@
+"""sweep(): lock -> claim due rows -> publish -> mark delivered, in bounded batches.
+
+Correctness rests on PostgreSQL, not on the lock: a batch is claimed with
+`FOR UPDATE SKIP LOCKED`, published, and marked delivered before its transaction commits.
+A second sweeper skips rows the first has locked, and once the first commits those rows no
+longer match `status = 'pending'`, so nothing is published twice by racing sweepers. A crash
+before the commit leaves the rows pending; they are published again with the same event id.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from scheduling.base import ScheduledEvent, Status, iso_utc, require_aware
+from scheduling.broker import OutgoingTask, PreparedTask, Publisher, PublishError, make_publisher
+from scheduling.conf import SchedulingSettings, scheduling_settings
+from scheduling.locks import SweepLock, sweep_lock
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BatchResult:
+    claimed: int = 0
+    delivered: int = 0
+    expired: int = 0
+    failed: int = 0
+    retrying: int = 0
+    error: str = ""
+
+
+@dataclass
+class SweepResult:
+    model: str
+    delivered: int = 0
+    expired: int = 0
+    failed: int = 0
+    retrying: int = 0
+    batches: int = 0
+    locked_out: bool = False
+    drained: bool = False  # the last batch was not full: nothing else was due
+    error: str = ""
+
+    def add(self, batch: BatchResult) -> None:
+        self.batches += 1
+        self.delivered += batch.delivered
+        self.expired += batch.expired
+        self.failed += batch.failed
+        self.retrying += batch.retrying
+        self.error = batch.error
+
+
+@dataclass
+class BatchPlan:
+    publish: list[tuple[ScheduledEvent, PreparedTask]] = field(default_factory=list)
+    expired: list[ScheduledEvent] = field(default_factory=list)
+    poisoned: list[tuple[ScheduledEvent, str]] = field(default_factory=list)
+
+
+def sweep(
+    model: type[ScheduledEvent],
+    *,
+    now: datetime | None = None,
+    slot: int = 0,
+    time_budget: float | None = None,
+    publisher: Publisher | None = None,
+) -> SweepResult:
+    """Deliver what is due for `model`. `now` overrides the database clock (tests only)."""
+    conf = scheduling_settings()
+    result = SweepResult(model=model._meta.label)
+    lock = sweep_lock(f"scheduling:sweep:{model._meta.label_lower}:{slot}", conf.lock_ttl)
+    if not lock.acquire():
+        result.locked_out = True
+        return result
+    own_publisher = publisher is None
+    publisher = publisher or make_publisher(conf.publish_timeout)
+    try:
+        _drain(model, now, conf, lock, publisher, result, time_budget or conf.time_budget)
+    finally:
+        lock.release()
+        if own_publisher:
+            publisher.close()
+    return result
+
+
+def _drain(
+    model: type[ScheduledEvent],
+    now: datetime | None,
+    conf: SchedulingSettings,
+    lock: SweepLock,
+    publisher: Publisher,
+    result: SweepResult,
+    time_budget: float,
+) -> None:
+    deadline = time.monotonic() + time_budget
+    while True:
+        batch = sweep_batch(model, now=now, publisher=publisher, conf=conf)
+        result.add(batch)
+        if batch.error or batch.claimed < conf.batch_size:
+            result.drained = not batch.error
+            return
+        if time.monotonic() >= deadline or not lock.extend():
+            return
+
+
+def sweep_batch(
+    model: type[ScheduledEvent],
+    *,
+    now: datetime | None,
+    publisher: Publisher,
+    conf: SchedulingSettings,
+) -> BatchResult:
+    """One transaction: claim up to batch_size due rows, publish them, mark them."""
+    rows: list[ScheduledEvent] = []
+    plan = BatchPlan()
+    try:
+        with transaction.atomic():
+            cutoff = require_aware(now, "now") if now is not None else database_now()
+            rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size)
+            plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
+            publisher.publish([prepared for _, prepared in plan.publish])
+            return mark_batch(model, plan, claimed=len(rows), max_attempts=conf.max_attempts)
+    except PublishError as exc:
+        # The transaction rolled back: the rows are pending again. Record why, so the admin
+        # and `scheduling_status` show it; the attempt does not count against the row.
+        log.warning("sweep of %s: %s", model._meta.label, exc)
+        ids = [row.pk for row, _ in plan.publish]
+        model.objects.filter(pk__in=ids, status=Status.PENDING).update(
+            last_error=str(exc)[:2000], updated_at=Now()
+        )
+        return BatchResult(claimed=len(rows), error=str(exc))
+
+
+def database_now() -> datetime:
+    # statement_timestamp(), like Django's Now(): the same clock the QuerySet methods write with.
+    sql = (
+        "SELECT statement_timestamp()"
+        if connection.vendor == "postgresql"
+        else "SELECT CURRENT_TIMESTAMP"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        value = cursor.fetchone()[0]
+    if isinstance(value, str):  # SQLite, in the embedded mode: UTC text
+        value = datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return value
+
+
+def claim_due(model: type[ScheduledEvent], *, cutoff: datetime, limit: int) -> list[ScheduledEvent]:
+    # SKIP LOCKED: rows another sweeper holds are left to it. Once it commits they are
+    # delivered, and PostgreSQL re-checks the WHERE on the new row version, so we never get them.
+    rows = (
+        model.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(status=Status.PENDING, due_at__lte=cutoff)
+        .order_by("due_at", "pk")
+    )
+    if model.related_for_event:
+        rows = rows.select_related(*model.related_for_event)
+    return list(rows[:limit])
+
+
+def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publisher) -> BatchPlan:
+    plan = BatchPlan()
+    published_at = iso_utc(timezone.now())
+    for row in rows:
+        deadline = row.expires_at()
+        if deadline is not None and cutoff > deadline:
+            plan.expired.append(row)
+            continue
+        try:
+            plan.publish.append((row, publisher.prepare(outgoing_task(row, published_at))))
+        except Exception as exc:  # a row that cannot be serialised must not hold up the rest
+            plan.poisoned.append((row, f"{type(exc).__name__}: {exc}"))
+    return plan
+
+
+def outgoing_task(row: ScheduledEvent, published_at: str) -> OutgoingTask:
+    return OutgoingTask(
+        task_name=row.get_handler_task(),
+        queue=row.get_queue(),
+        task_id=row.event_id,
+        kwargs={"event": row.to_event(published_at)},
+    )
+
+
+def mark_batch(
+    model: type[ScheduledEvent], plan: BatchPlan, *, claimed: int, max_attempts: int
+) -> BatchResult:
+    result = BatchResult(claimed=claimed)
+    result.delivered = model.objects.filter(pk__in=[row.pk for row, _ in plan.publish]).update(
+        status=Status.DELIVERED,
+        delivered_at=Now(),
+        attempts=F("attempts") + 1,
+        last_error="",
+        updated_at=Now(),
+    )
+    result.expired = model.objects.filter(pk__in=[row.pk for row in plan.expired]).update(
+        status=Status.EXPIRED, updated_at=Now()
+    )
+    for row, error in plan.poisoned:
+        failed = row.attempts + 1 >= max_attempts
+        log.error(
+            "sweep of %s: %s attempt %d: %s",
+            model._meta.label,
+            row.event_id,
+            row.attempts + 1,
+            error,
+        )
+        model.objects.filter(pk=row.pk).update(
+            status=Status.FAILED if failed else Status.PENDING,
+            attempts=F("attempts") + 1,
+            last_error=error[:2000],
+            updated_at=Now(),
+        )
+        result.failed += failed
+        result.retrying += not failed
+    return result

@@ -1,0 +1,43 @@
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+from django.db.models import Min
+
+from scheduling.base import ScheduledEvent, Status
+from scheduling.dispatch import database_now
+from scheduling.registry import scheduled_models
+
+
+def model_status(model: type[ScheduledEvent], now: datetime) -> dict[str, Any]:
+    rows = model.objects.all()
+    due = rows.due(now)
+    oldest = due.aggregate(oldest=Min("due_at"))["oldest"]
+    hour_ago = now - timedelta(hours=1)
+    return {
+        "model": model._meta.label,
+        "pending": rows.pending().count(),
+        "due_now": due.count(),
+        "oldest_due_lateness_s": round((now - oldest).total_seconds(), 3) if oldest else None,
+        "delivered_last_hour": rows.filter(
+            status=Status.DELIVERED, delivered_at__gte=hour_ago
+        ).count(),
+        "failed_last_hour": rows.filter(status=Status.FAILED, updated_at__gte=hour_ago).count(),
+    }
+
+
+class Command(BaseCommand):
+    help = "Per scheduled model: pending, due now, oldest lateness, delivered and failed in the last hour."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        now = database_now()
+        report = [model_status(model, now) for model in scheduled_models()]
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        for item in report:
+            self.stdout.write(" ".join(f"{key}={value}" for key, value in item.items()))

@@ -1,0 +1,66 @@
+import signal
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from scheduling.base import ScheduledEvent
+from scheduling.conf import scheduling_settings
+from scheduling.dispatch import SweepResult, sweep
+from scheduling.registry import get_scheduled_model, scheduled_models
+
+
+class Command(BaseCommand):
+    help = "Deliver due scheduled rows: once until drained, or forever with --loop."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("labels", nargs="*", help="app_label.ModelName (default: every model)")
+        parser.add_argument("--loop", action="store_true", help="keep sweeping every interval")
+        parser.add_argument("--slot", type=int, default=0, help="sweeper slot (lock) to use")
+
+    def handle(self, *args: Any, labels: list[str], loop: bool, slot: int, **options: Any) -> None:
+        models = self._models(labels)
+        self.stopping = False
+        if not loop:
+            for model in models:
+                self._report(drain(model, slot=slot))
+            return
+        signal.signal(signal.SIGTERM, self._stop)
+        interval = scheduling_settings().sweep_interval
+        while not self.stopping:
+            for model in models:
+                result = sweep(model, slot=slot)
+                if result.delivered or result.expired or result.failed or result.error:
+                    self._report(result)
+            time.sleep(interval)
+
+    def _models(self, labels: list[str]) -> list[type[ScheduledEvent]]:
+        try:
+            return [get_scheduled_model(label) for label in labels] or scheduled_models()
+        except LookupError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def _report(self, result: SweepResult) -> None:
+        line = (
+            f"{result.model}: delivered={result.delivered} expired={result.expired} "
+            f"failed={result.failed} retrying={result.retrying} batches={result.batches}"
+        )
+        if result.locked_out:
+            line += " (locked out: another sweeper holds this slot)"
+        if result.error:
+            line += f" error={result.error}"
+        self.stdout.write(line)
+
+
+def drain(model: type[ScheduledEvent], *, slot: int) -> SweepResult:
+    total = SweepResult(model=model._meta.label)
+    while True:
+        result = sweep(model, slot=slot)
+        for name in ("delivered", "expired", "failed", "retrying", "batches"):
+            setattr(total, name, getattr(total, name) + getattr(result, name))
+        total.locked_out, total.error = result.locked_out, result.error
+        if result.drained or result.locked_out or result.error:
+            return total

@@ -1,0 +1,3 @@
+from scheduling.base import ScheduledEvent, ScheduledEventQuerySet, Status
+
+__all__ = ["ScheduledEvent", "ScheduledEventQuerySet", "Status"]

@@ -1,0 +1,48 @@
+"""Finds every concrete ScheduledEvent subclass; no registration code needed."""
+
+from typing import Any
+
+from django.apps import apps
+
+from scheduling.base import ScheduledEvent
+from scheduling.conf import scheduling_settings
+
+
+def scheduled_models() -> list[type[ScheduledEvent]]:
+    return [
+        model
+        for model in apps.get_models()
+        if issubclass(model, ScheduledEvent) and not model._meta.abstract
+    ]
+
+
+def get_scheduled_model(label: str) -> type[ScheduledEvent]:
+    """Accepts "app_label.ModelName" (any case)."""
+    try:
+        model = apps.get_model(label)
+    except (LookupError, ValueError):
+        model = None
+    if model is None or not issubclass(model, ScheduledEvent):
+        known = ", ".join(m._meta.label for m in scheduled_models()) or "none"
+        raise LookupError(f"{label!r} is not a scheduled model; expected one of: {known}")
+    return model
+
+
+def queue_names() -> list[str]:
+    return sorted({scheduling_settings().queue} | {m.get_queue() for m in scheduled_models()})
+
+
+def beat_schedule() -> dict[str, dict[str, Any]]:
+    conf = scheduling_settings()
+    return {
+        f"sweep {model._meta.label} slot {slot}": {
+            "task": "scheduling.sweep",
+            "schedule": conf.sweep_interval,
+            "args": (model._meta.label,),
+            "kwargs": {"slot": slot},
+            # A tick nobody ran in time is worthless: the next one sweeps the same rows.
+            "options": {"queue": conf.queue, "expires": max(10 * conf.sweep_interval, 10.0)},
+        }
+        for model in scheduled_models()
+        for slot in range(conf.sweeper_slots)
+    }

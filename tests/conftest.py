@@ -1,0 +1,116 @@
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def clean_redis() -> Iterator[None]:
+    """Each test starts with empty lock and broker databases (test-only Redis databases)."""
+    for url in (settings.REDIS_URL, settings.CELERY_BROKER_URL):
+        redis.Redis.from_url(url).flushdb()
+    yield
+
+
+@pytest.fixture
+def broker() -> redis.Redis:
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL)
+
+
+def queued_messages(client: redis.Redis, queue: str) -> list[dict[str, Any]]:
+    """The Celery messages waiting on a Redis queue, oldest first."""
+    return [json.loads(raw) for raw in reversed(client.lrange(queue, 0, -1))]
+
+
+def queued_task_ids(client: redis.Redis, queue: str) -> list[str]:
+    return [message["headers"]["id"] for message in queued_messages(client, queue)]
+
+
+@pytest.fixture
+def subprocess_env(transactional_db: None) -> dict[str, str]:
+    """Environment for child processes: same test database, same Redis databases."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "PYTHONPATH": str(ROOT),
+    }
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.fixture
+def celery_worker_process(subprocess_env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """A real Celery worker consuming the test domain's queue."""
+    log = (
+        open(ROOT / ".run" / "test-worker.log", "w")
+        if (ROOT / ".run").is_dir()
+        else subprocess.DEVNULL
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "project",
+            "worker",
+            "-Q",
+            "testapp",
+            "-P",
+            "solo",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-l",
+            "info",
+        ],
+        env=subprocess_env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def wait_for(condition: Any, timeout: float = 60.0, interval: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s")
+
+
+CURRENT_TIME = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -1,0 +1,35 @@
+from datetime import timedelta
+
+import factory
+from django.utils import timezone
+
+from tests.testapp.models import Ping, ScheduledPing
+
+
+class PingFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Ping
+
+    name = factory.Sequence(lambda n: f"ping-{n}")
+    group = "a"
+
+
+class ScheduledPingFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ScheduledPing
+
+    ping = factory.SubFactory(PingFactory)
+    due_at = factory.LazyFunction(lambda: timezone.now() - timedelta(minutes=1))
+
+
+def make_due_pings(
+    count: int, *, group: str = "a", ago: timedelta = timedelta(minutes=5)
+) -> list[int]:
+    """Bulk-creates `count` past-due rows (distinct due times, one entity each); returns pks."""
+    now = timezone.now()
+    pings = Ping.objects.bulk_create(Ping(name=f"p{i}", group=group) for i in range(count))
+    rows = ScheduledPing.objects.bulk_create(
+        ScheduledPing(ping=ping, due_at=now - ago + timedelta(microseconds=i))
+        for i, ping in enumerate(pings)
+    )
+    return [row.pk for row in rows]

@@ -1,0 +1,155 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from scheduling.models import ScheduledEvent
+from tests.factories import PingFactory, ScheduledPingFactory
+from tests.testapp.models import ScheduledPing
+
+pytestmark = pytest.mark.django_db
+
+Status = ScheduledEvent.Status
+FUTURE = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
+
+
+def one_of_each_status(**kwargs):
+    return {status: ScheduledPingFactory(status=status, **kwargs) for status in Status.values}
+
+
+def reload(row):
+    row.refresh_from_db()
+    return row
+
+
+def test_it_finds_pending_and_due_rows():
+    past = ScheduledPingFactory(due_at=timezone.now() - timedelta(seconds=1))
+    future = ScheduledPingFactory(due_at=timezone.now() + timedelta(hours=1))
+    ScheduledPingFactory(status=Status.DELIVERED)
+
+    assert set(ScheduledPing.objects.pending()) == {past, future}
+    assert list(ScheduledPing.objects.due()) == [past]
+    assert set(ScheduledPing.objects.due(now=FUTURE)) == {past, future}
+
+
+def test_it_reschedules_only_pending_rows_and_bumps_their_version():
+    rows = one_of_each_status()
+
+    assert ScheduledPing.objects.reschedule(FUTURE) == 1
+
+    assert reload(rows["pending"]).due_at == FUTURE
+    assert rows["pending"].version == 2
+    for status in ("delivered", "cancelled", "expired", "failed"):
+        assert reload(rows[status]).version == 1
+        assert rows[status].due_at != FUTURE
+
+
+def test_it_does_not_count_or_bump_rows_already_at_the_new_time():
+    row = ScheduledPingFactory(due_at=FUTURE)
+
+    assert ScheduledPing.objects.reschedule(FUTURE) == 0
+    assert reload(row).version == 1
+
+
+def test_it_shifts_pending_rows_by_a_delta():
+    row = ScheduledPingFactory(due_at=FUTURE)
+    delivered = ScheduledPingFactory(due_at=FUTURE, status=Status.DELIVERED)
+
+    assert ScheduledPing.objects.shift(timedelta(days=7)) == 1
+    assert ScheduledPing.objects.shift(timedelta(hours=-2)) == 1
+    assert ScheduledPing.objects.shift(timedelta(0)) == 0
+
+    assert reload(row).due_at == FUTURE + timedelta(days=7, hours=-2)
+    assert row.version == 3
+    assert reload(delivered).due_at == FUTURE
+
+
+def test_it_cancels_only_pending_rows_with_a_reason():
+    rows = one_of_each_status()
+
+    assert ScheduledPing.objects.cancel("refunded") == 1
+
+    cancelled = reload(rows["pending"])
+    assert cancelled.status == Status.CANCELLED
+    assert cancelled.cancel_reason == "refunded"
+    assert cancelled.cancelled_at is not None
+    assert cancelled.version == 1
+    assert reload(rows["delivered"]).status == Status.DELIVERED
+
+
+def test_deliver_now_pulls_future_pending_rows_to_the_database_clock():
+    future = ScheduledPingFactory(due_at=FUTURE)
+    already_due = ScheduledPingFactory()
+    delivered = ScheduledPingFactory(due_at=FUTURE, status=Status.DELIVERED)
+
+    assert ScheduledPing.objects.deliver_now() == 1
+
+    assert reload(future).due_at <= timezone.now()
+    assert future.version == 2
+    assert reload(already_due).version == 1
+    assert reload(delivered).due_at == FUTURE
+
+
+def test_retry_puts_failed_and_expired_rows_back_to_pending_now():
+    rows = one_of_each_status(attempts=3, last_error="boom")
+
+    assert ScheduledPing.objects.retry() == 2
+
+    for status in ("failed", "expired"):
+        row = reload(rows[status])
+        assert row.status == Status.PENDING
+        assert (row.attempts, row.last_error, row.version) == (0, "", 2)
+        assert row.due_at <= timezone.now()
+    assert reload(rows["pending"]).attempts == 3
+    assert reload(rows["delivered"]).status == Status.DELIVERED
+
+
+def test_bulk_methods_work_behind_filters_that_join_the_entity():
+    mine = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    other = ScheduledPingFactory(ping=PingFactory(group="artist-2"), due_at=FUTURE)
+    delivered_mine = ScheduledPingFactory(
+        ping=PingFactory(group="artist-1"), due_at=FUTURE, status=Status.DELIVERED
+    )
+
+    selection = ScheduledPing.objects.filter(ping__group="artist-1")
+    assert selection.shift(timedelta(days=1)) == 1
+    assert selection.cancel("moved label") == 1
+
+    assert reload(mine).status == Status.CANCELLED
+    assert reload(mine).due_at == FUTURE + timedelta(days=1)
+    assert reload(other).status == Status.PENDING
+    assert reload(delivered_mine).due_at == FUTURE
+
+
+@pytest.mark.parametrize("method", ["reschedule", "due"])
+def test_naive_datetimes_are_refused_with_a_clear_error(method):
+    naive = datetime(2030, 1, 1, 9, 0)
+    with pytest.raises(ValueError, match="must be timezone-aware .* 2030-01-01T09:00:00"):
+        getattr(ScheduledPing.objects, method)(naive)
+
+
+def test_naive_due_at_is_refused_on_save_and_bulk_create():
+    ping = PingFactory()
+    with pytest.raises(ValueError, match="due_at must be timezone-aware"):
+        ScheduledPing.objects.create(ping=ping, due_at=datetime(2030, 1, 1))
+    with pytest.raises(ValueError, match="due_at must be timezone-aware"):
+        ScheduledPing.objects.bulk_create([ScheduledPing(ping=ping, due_at=datetime(2030, 1, 1))])
+
+
+def test_non_datetime_values_are_refused():
+    with pytest.raises(TypeError, match="due_at must be a timezone-aware datetime"):
+        ScheduledPing.objects.reschedule("2030-01-01")
+    with pytest.raises(TypeError, match="delta must be a datetime.timedelta"):
+        ScheduledPing.objects.shift(3600)
+
+
+def test_event_id_names_model_pk_and_version():
+    row = ScheduledPingFactory()
+    assert row.event_id == f"testapp.scheduledping:{row.pk}:v1"
+
+
+def test_each_concrete_model_gets_the_partial_pending_due_index():
+    (index,) = ScheduledPing._meta.indexes
+    assert index.fields == ["due_at"]
+    assert str(index.condition) == "(AND: ('status', 'pending'))"
+    assert len(index.name) <= 30

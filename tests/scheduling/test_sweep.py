@@ -1,0 +1,189 @@
+import base64
+import json
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.test import override_settings
+from django.utils import timezone
+
+from scheduling.dispatch import claim_due, database_now, sweep
+from scheduling.models import ScheduledEvent
+from tests.conftest import queued_messages, queued_task_ids
+from tests.factories import PingFactory, ScheduledPingFactory, make_due_pings
+from tests.testapp.models import ScheduledPing
+
+Status = ScheduledEvent.Status
+
+
+def body_of(message):
+    return json.loads(base64.b64decode(message["body"]))
+
+
+@pytest.mark.django_db
+def test_it_publishes_exactly_the_due_rows_in_due_order(broker):
+    now = timezone.now()
+    later = ScheduledPingFactory(due_at=now - timedelta(minutes=1))
+    earlier = ScheduledPingFactory(due_at=now - timedelta(minutes=2))
+    future = ScheduledPingFactory(due_at=now + timedelta(minutes=5))
+
+    result = sweep(ScheduledPing)
+
+    assert (result.delivered, result.expired, result.failed, result.drained) == (2, 0, 0, True)
+    assert queued_task_ids(broker, "testapp") == [earlier.event_id, later.event_id]
+    later.refresh_from_db()
+    future.refresh_from_db()
+    assert later.status == Status.DELIVERED
+    assert later.delivered_at is not None
+    assert later.attempts == 1
+    assert future.status == Status.PENDING
+
+
+@pytest.mark.django_db
+def test_it_never_publishes_early(broker):
+    ScheduledPingFactory(due_at=database_now() + timedelta(seconds=2))
+
+    assert sweep(ScheduledPing).delivered == 0
+    assert broker.llen("testapp") == 0
+
+
+@pytest.mark.django_db
+def test_the_message_is_a_celery_task_message_with_the_event(broker):
+    row = ScheduledPingFactory(ping=PingFactory(name="hello"))
+
+    sweep(ScheduledPing)
+
+    (message,) = queued_messages(broker, "testapp")
+    assert message["headers"]["task"] == "testapp.handle_ping"
+    assert message["headers"]["id"] == row.event_id
+    assert message["headers"]["kwargsrepr"] == f"{{'event': '{row.event_id}'}}"
+    args, kwargs, embed = body_of(message)
+    event = kwargs["event"]
+    assert args == []
+    assert event["id"] == f"testapp.scheduledping:{row.pk}:v1"
+    assert event["type"] == "testapp.scheduledping"
+    assert (event["model"], event["pk"], event["version"]) == ("testapp.scheduledping", row.pk, 1)
+    assert event["due_at"].endswith("Z")
+    assert event["published_at"].endswith("Z")
+    assert event["data"] == {"ping": "hello"}
+    assert message["properties"]["delivery_info"]["routing_key"] == "testapp"
+
+
+@pytest.mark.django_db
+def test_rows_past_their_maximum_lateness_expire_instead_of_being_published(broker):
+    stale = ScheduledPingFactory(due_at=timezone.now() - timedelta(days=2))
+    fresh = ScheduledPingFactory(due_at=timezone.now() - timedelta(hours=1))
+
+    result = sweep(ScheduledPing)
+
+    assert (result.delivered, result.expired) == (1, 1)
+    assert queued_task_ids(broker, "testapp") == [fresh.event_id]
+    stale.refresh_from_db()
+    assert stale.status == Status.EXPIRED
+
+
+@pytest.mark.django_db
+@override_settings(SCHEDULING_MAX_ATTEMPTS=2)
+def test_a_poison_row_is_isolated_and_fails_after_max_attempts(broker):
+    poison = ScheduledPingFactory(ping=PingFactory(name="poison"))
+    good = ScheduledPingFactory()
+
+    first = sweep(ScheduledPing)
+    poison.refresh_from_db()
+    assert (first.delivered, first.retrying, first.failed) == (1, 1, 0)
+    assert poison.status == Status.PENDING
+    assert "TypeError" in poison.last_error
+
+    second = sweep(ScheduledPing)
+    poison.refresh_from_db()
+    assert (second.delivered, second.failed) == (0, 1)
+    assert poison.status == Status.FAILED
+    assert poison.attempts == 2
+    assert queued_task_ids(broker, "testapp") == [good.event_id]
+
+
+@pytest.mark.django_db
+@override_settings(SCHEDULING_BATCH_SIZE=10)
+def test_it_drains_in_bounded_batches(broker):
+    make_due_pings(35)
+
+    result = sweep(ScheduledPing)
+
+    assert (result.delivered, result.batches, result.drained) == (35, 4, True)
+    assert broker.llen("testapp") == 35
+
+
+@pytest.mark.django_db
+@override_settings(SCHEDULING_BATCH_SIZE=10, SCHEDULING_TIME_BUDGET=0.001)
+def test_it_stops_at_the_time_budget_and_leaves_the_rest_pending(broker):
+    make_due_pings(35)
+
+    result = sweep(ScheduledPing)
+
+    assert (result.delivered, result.batches, result.drained) == (10, 1, False)
+    assert ScheduledPing.objects.pending().count() == 25
+
+
+@pytest.mark.django_db
+def test_a_held_lock_makes_the_sweep_return_at_once(broker):
+    from scheduling.locks import sweep_lock
+
+    ScheduledPingFactory()
+    holder = sweep_lock("scheduling:sweep:testapp.scheduledping:0", 30)
+    assert holder.acquire()
+
+    result = sweep(ScheduledPing)
+
+    assert result.locked_out
+    assert result.delivered == 0
+    holder.release()
+    assert sweep(ScheduledPing).delivered == 1
+
+
+@pytest.mark.django_db
+def test_a_rescheduled_row_is_published_with_its_new_version(broker):
+    row = ScheduledPingFactory(due_at=timezone.now() + timedelta(days=1))
+    ScheduledPing.objects.filter(pk=row.pk).deliver_now()
+
+    sweep(ScheduledPing)
+
+    assert queued_task_ids(broker, "testapp") == [f"testapp.scheduledping:{row.pk}:v2"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reschedule_racing_a_claim_never_moves_the_delivered_row():
+    row = ScheduledPingFactory(ping=PingFactory(group="album"))
+    claimed = threading.Event()
+    release = threading.Event()
+    outcome = {}
+
+    def sweeper_transaction():
+        with transaction.atomic():
+            (locked,) = claim_due(ScheduledPing, cutoff=database_now(), limit=10)
+            claimed.set()
+            release.wait(10)
+            ScheduledPing.objects.filter(pk=locked.pk).update(status=Status.DELIVERED)
+        connection.close()
+
+    def business_reschedule():
+        # A join in the filter: Django turns this into UPDATE ... WHERE id IN (SELECT ...).
+        selection = ScheduledPing.objects.filter(ping__group="album")
+        outcome["count"] = selection.shift(timedelta(days=7))
+        connection.close()
+
+    sweeper = threading.Thread(target=sweeper_transaction)
+    sweeper.start()
+    claimed.wait(10)
+    mover = threading.Thread(target=business_reschedule)
+    mover.start()
+    time.sleep(0.3)  # the reschedule is now blocked on the sweeper's row lock
+    release.set()
+    sweeper.join(10)
+    mover.join(10)
+
+    row.refresh_from_db()
+    assert outcome["count"] == 0
+    assert row.status == Status.DELIVERED
+    assert row.version == 1

@@ -1,0 +1,38 @@
+"""A test-only domain: Ping is the entity, ScheduledPing its scheduled row."""
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import models
+
+from scheduling.models import ScheduledEvent
+
+
+class Ping(models.Model):
+    name = models.CharField(max_length=100)
+    group = models.CharField(max_length=100, default="")
+
+
+class ScheduledPing(ScheduledEvent):
+    ping = models.ForeignKey(Ping, on_delete=models.CASCADE, related_name="scheduled")
+
+    handler_task = "testapp.handle_ping"
+    queue = "testapp"
+    max_lateness = timedelta(days=1)
+    related_for_event = ("ping",)
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_ping"
+
+    def event_data(self) -> dict[str, Any]:
+        if self.ping.name == "poison":
+            return {"unserialisable": {1, 2}}
+        return {"ping": self.ping.name}
+
+
+class PingEffect(models.Model):
+    """The user-visible effect of handling an event; duplicates would show as extra rows."""
+
+    event_id = models.CharField(max_length=200)
+    ping = models.ForeignKey(Ping, on_delete=models.CASCADE)
+    handled_at = models.DateTimeField(auto_now_add=True)
