@@ -1,0 +1,192 @@
+"""Admin building blocks for every scheduled model: the changelist, its actions, an inline.
+
+Each action is ONE bulk QuerySet call over the selected rows (all filtered rows with "select
+all"), so it changes only pending rows (retry: failed or expired ones) and reports how many
+changed. Rows are never edited through the change form: a form save writes every column and
+could undo a concurrent sweep's `delivered`, so all scheduling fields are read-only there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template import engines
+from django.template.response import TemplateResponse
+from django.utils.dateparse import parse_duration
+
+from scheduling.api.filters import AwareDateTimeFormField
+from scheduling.base import ScheduledEvent
+
+SCHEDULING_FIELDS = (
+    "due_at",
+    "status",
+    "version",
+    "attempts",
+    "delivered_at",
+    "handled_at",
+    "cancelled_at",
+    "cancel_reason",
+    "last_error",
+    "created_at",
+    "updated_at",
+)
+
+ACTION_FORM_TEMPLATE = """{% extends "admin/base_site.html" %}
+{% load i18n admin_urls %}
+{% block bodyclass %}{{ block.super }} app-{{ opts.app_label }} model-{{ opts.model_name }}{% endblock %}
+{% block breadcrumbs %}<div class="breadcrumbs">
+<a href="{% url 'admin:index' %}">{% translate 'Home' %}</a>
+&rsaquo; <a href="{% url opts|admin_urlname:'changelist' %}">{{ opts.verbose_name_plural|capfirst }}</a>
+&rsaquo; {{ title }}</div>{% endblock %}
+{% block content %}
+<p>{{ selection }} Only pending rows change.</p>
+<form method="post">{% csrf_token %}
+{% for pk in selected %}<input type="hidden" name="{{ checkbox_name }}" value="{{ pk }}">{% endfor %}
+<input type="hidden" name="select_across" value="{{ select_across }}">
+<input type="hidden" name="action" value="{{ action }}">
+<fieldset class="module aligned">{% for field in form %}
+<div class="form-row">{{ field.errors }}{{ field.label_tag }} {{ field }}
+{% if field.help_text %}<div class="help">{{ field.help_text }}</div>{% endif %}</div>
+{% endfor %}</fieldset>
+<div class="submit-row"><input type="submit" name="apply" value="{{ title }}" class="default">
+<a href="{% url opts|admin_urlname:'changelist' %}" class="button cancel-link">{% translate 'Cancel' %}</a></div>
+</form>
+{% endblock %}
+"""
+
+
+ACTION_TITLES = {"reschedule_rows": "Reschedule", "shift_rows": "Shift"}
+
+
+class RescheduleForm(forms.Form):
+    due_at = AwareDateTimeFormField(
+        label="New due time",
+        help_text="ISO 8601 with an offset or Z, e.g. 2026-12-24T14:00:00Z or "
+        "2026-12-24T15:00:00+01:00.",
+    )
+
+
+class ShiftForm(forms.Form):
+    delta = forms.CharField(
+        label="Shift by",
+        help_text="An ISO 8601 duration, e.g. P7D (a week later) or -PT2H (two hours earlier).",
+    )
+
+    def clean_delta(self) -> timedelta:
+        value = parse_duration(self.cleaned_data["delta"].strip())
+        if value is None:
+            raise forms.ValidationError("Enter an ISO 8601 duration, e.g. P7D or -PT2H.")
+        if not value:
+            raise forms.ValidationError("The duration must not be zero.")
+        return value
+
+
+def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None:
+    noun = opts.verbose_name if count == 1 else opts.verbose_name_plural
+    messages.success(request, f"{verb} {count} {noun}.")
+
+
+class ScheduledEventAdmin(admin.ModelAdmin):
+    """Base admin for a ScheduledEvent subclass; subclasses extend the tuples, e.g.
+
+    list_display = (*ScheduledEventAdmin.list_display, "customer")
+    """
+
+    list_display: Any = ("__str__", "status", "due_at", "version", "attempts", "last_error")
+    list_filter: Any = ("status",)
+    date_hierarchy = "due_at"
+    readonly_fields: Any = SCHEDULING_FIELDS
+    actions: Any = ("cancel_rows", "reschedule_rows", "shift_rows", "deliver_now", "retry_rows")
+    action_form_template = engines["django"].from_string(ACTION_FORM_TEMPLATE)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # rows are created by the domain's services, with their entity
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return [field.name for field in self.model._meta.fields]
+
+    @admin.action(description="Cancel selected pending rows", permissions=["change"])
+    def cancel_rows(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> None:
+        count = queryset.cancel(f"cancelled in the admin by {request.user.get_username()}")  # type: ignore[attr-defined]
+        rows_changed(request, self.opts, "Cancelled", count)
+
+    @admin.action(description="Reschedule selected pending rows to…", permissions=["change"])
+    def reschedule_rows(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> Any:
+        return self.with_form(request, queryset, RescheduleForm, "reschedule_rows", self._to)
+
+    @admin.action(description="Shift selected pending rows by…", permissions=["change"])
+    def shift_rows(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> Any:
+        return self.with_form(request, queryset, ShiftForm, "shift_rows", self._by)
+
+    @admin.action(description="Deliver selected pending rows now", permissions=["change"])
+    def deliver_now(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> None:
+        rows_changed(request, self.opts, "Made due now:", queryset.deliver_now())  # type: ignore[attr-defined]
+
+    @admin.action(description="Retry selected failed or expired rows", permissions=["change"])
+    def retry_rows(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> None:
+        rows_changed(request, self.opts, "Back to pending:", queryset.retry())  # type: ignore[attr-defined]
+
+    def _to(self, request: HttpRequest, queryset: Any, data: dict[str, Any]) -> None:
+        rows_changed(request, self.opts, "Rescheduled", queryset.reschedule(data["due_at"]))
+
+    def _by(self, request: HttpRequest, queryset: Any, data: dict[str, Any]) -> None:
+        rows_changed(request, self.opts, "Shifted", queryset.shift(data["delta"]))
+
+    def with_form(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[ScheduledEvent],
+        form_class: type[forms.Form],
+        action: str,
+        apply: Callable[[HttpRequest, Any, dict[str, Any]], None],
+    ) -> TemplateResponse | None:
+        """Show the action's form; once it is submitted and valid, apply it (one UPDATE)."""
+        form = form_class(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            apply(request, queryset, form.cleaned_data)
+            return None  # back to the changelist, which shows the message
+        return self.action_form_response(request, form, action)
+
+    def action_form_response(
+        self, request: HttpRequest, form: forms.Form, action: str
+    ) -> TemplateResponse:
+        select_across = request.POST.get("select_across") in ("1", "True", "true")
+        selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": ACTION_TITLES[action],
+            "form": form,
+            "action": action,
+            "selected": selected,
+            "select_across": "1" if select_across else "0",
+            "checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "selection": "All rows matching the current filters are selected."
+            if select_across
+            else f"{len(selected)} selected.",
+        }
+        return TemplateResponse(request, self.action_form_template, context)  # type: ignore[arg-type]
+
+
+class ScheduledEventInline(admin.TabularInline):
+    """Read-only list of an entity's scheduled rows; set `model` (and `fk_name` if needed)."""
+
+    fields: Any = ("due_at", "status", "version", "delivered_at", "cancel_reason")
+    readonly_fields: Any = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    ordering = ("due_at",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

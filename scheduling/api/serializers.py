@@ -1,0 +1,157 @@
+"""Serializers every domain's scheduled-row API builds on.
+
+The bulk bodies select rows with a `filter` object that the view runs through the model's
+FilterSet, so a bulk action selects exactly what the same list query would show.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import models
+from django.utils.dateparse import parse_datetime, parse_duration
+from rest_framework import serializers
+
+from scheduling.base import ScheduledEvent
+
+DATETIME_EXAMPLE = "2026-12-24T14:00:00Z"
+ACCEPTED_DATETIME = f"an ISO 8601 date and time with an offset or Z, e.g. {DATETIME_EXAMPLE}"
+DURATION_EXAMPLE = "P7D, PT2H30M or -PT15M"
+# parse_duration also takes "7 days, 2:00:00"; the API promises ISO 8601 only.
+ISO_DURATION = re.compile(r"^[-+]?P(?!$)")
+
+BOOKKEEPING_FIELDS = (
+    "status",
+    "version",
+    "attempts",
+    "delivered_at",
+    "handled_at",
+    "cancelled_at",
+    "cancel_reason",
+    "last_error",
+    "created_at",
+    "updated_at",
+)
+
+
+def parse_aware_datetime(value: object) -> datetime:
+    """Parse an ISO 8601 datetime with an offset; ValueError names the accepted form."""
+    if isinstance(value, datetime):
+        parsed: datetime | None = value
+    else:
+        try:
+            parsed = parse_datetime(value) if isinstance(value, str) else None
+        except ValueError:  # well formed but impossible, e.g. month 13
+            parsed = None
+    if parsed is None:
+        raise ValueError(f"Enter {ACCEPTED_DATETIME}.")
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise ValueError(f"This date and time has no offset; enter {ACCEPTED_DATETIME}.")
+    return parsed
+
+
+class StrictDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 datetime that must carry an offset or Z; naive values are refused."""
+
+    default_error_messages = {
+        "invalid": f"Enter {ACCEPTED_DATETIME}.",
+    }
+
+    def to_internal_value(self, value: Any) -> datetime:
+        try:
+            return parse_aware_datetime(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc), code="invalid") from None
+
+
+class IsoDurationField(serializers.Field):
+    """An ISO 8601 duration in days, hours, minutes and seconds; zero is refused."""
+
+    default_error_messages = {
+        "invalid": f"Enter an ISO 8601 duration, e.g. {DURATION_EXAMPLE}.",
+        "zero": "The duration must not be zero.",
+    }
+
+    def to_internal_value(self, data: Any) -> timedelta:
+        value = parse_duration(data) if isinstance(data, str) and ISO_DURATION.match(data) else None
+        if value is None:
+            self.fail("invalid")
+        if not value:
+            self.fail("zero")
+        return value
+
+    def to_representation(self, value: timedelta) -> str:
+        return str(value)
+
+
+class ScheduledEventSerializer(serializers.ModelSerializer):
+    """Base for a domain's scheduled-row serializer: subclasses set Meta.model and add fields.
+
+    class Meta(ScheduledEventSerializer.Meta):
+        model = ScheduledPurchase
+        fields = (*ScheduledEventSerializer.Meta.fields, "purchase", "track")
+    """
+
+    event_id = serializers.CharField(read_only=True)
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.DateTimeField: StrictDateTimeField,
+    }
+
+    class Meta:
+        model: type[ScheduledEvent]
+        fields: tuple[str, ...] = ("id", "event_id", "due_at", *BOOKKEEPING_FIELDS)
+        read_only_fields: tuple[str, ...] = fields
+
+
+class BulkSelectionSerializer(serializers.Serializer):
+    filter = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="The same filters the list accepts, as an object, "
+        'e.g. {"artist": 3, "status": "pending"}.',
+    )
+    all = serializers.BooleanField(
+        default=False, help_text="Required to act on every row when the filter is empty."
+    )
+
+    def validate_filter(self, value: dict[str, Any]) -> dict[str, Any]:
+        for name, item in value.items():
+            items = item if isinstance(item, list) else [item]
+            if not all(isinstance(one, str | int | float | bool) for one in items):
+                raise serializers.ValidationError(
+                    f"{name}: expected a string, number or boolean, or a list of those."
+                )
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs["filter"] and not attrs["all"]:
+            raise serializers.ValidationError(
+                {"filter": 'An empty filter selects every row; send "all": true to mean that.'}
+            )
+        return attrs
+
+
+class BulkRescheduleSerializer(BulkSelectionSerializer):
+    due_at = StrictDateTimeField(
+        required=False, help_text=f"New due time, e.g. {DATETIME_EXAMPLE}."
+    )
+    shift = IsoDurationField(
+        required=False, help_text=f"Move by an ISO 8601 duration, e.g. {DURATION_EXAMPLE}."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("due_at" in attrs) == ("shift" in attrs):
+            raise serializers.ValidationError(
+                {"due_at": "Send exactly one of due_at (a datetime) or shift (a duration)."}
+            )
+        return super().validate(attrs)
+
+
+class BulkCancelSerializer(BulkSelectionSerializer):
+    reason = serializers.CharField(max_length=255, required=False, default="", allow_blank=True)
+
+
+class BulkCountSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="How many rows changed.")

@@ -1,0 +1,119 @@
+"""The read-only list of a domain's scheduled rows, with bulk reschedule and cancel over a filter.
+
+A domain subclasses ScheduledEventViewSet, sets queryset, serializer_class and
+filterset_class, and registers it on its router. The bulk actions run the body's `filter`
+through that same FilterSet, then make ONE QuerySet call, so any filter the list offers
+(joins included) selects rows for a bulk change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.db.models import QuerySet
+from django.http import QueryDict
+from django_filters.constants import EMPTY_VALUES  # type: ignore[import-untyped]
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import permissions, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from scheduling.api.filters import ScheduledEventFilterSet
+from scheduling.api.serializers import (
+    BulkCancelSerializer,
+    BulkCountSerializer,
+    BulkRescheduleSerializer,
+)
+from scheduling.base import ScheduledEvent
+
+
+class ModelViewPermission(permissions.DjangoModelPermissions):
+    """DjangoModelPermissions that also requires the view permission to read."""
+
+    perms_map = {
+        **permissions.DjangoModelPermissions.perms_map,
+        "GET": ["%(app_label)s.view_%(model_name)s"],
+        "HEAD": ["%(app_label)s.view_%(model_name)s"],
+        "OPTIONS": ["%(app_label)s.view_%(model_name)s"],
+    }
+
+
+class ModelChangePermission(permissions.DjangoModelPermissions):
+    """Every method needs the model's change permission: for actions that change rows."""
+
+    perms_map = {
+        method: ["%(app_label)s.change_%(model_name)s"]
+        for method in ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+    }
+
+
+BAD_REQUEST = OpenApiResponse(description="Invalid body or filter; the message names the field.")
+
+
+class ScheduledEventViewSet(viewsets.ReadOnlyModelViewSet):
+    filterset_class: ClassVar[type[ScheduledEventFilterSet]] = ScheduledEventFilterSet
+    permission_classes = [ModelViewPermission]
+
+    @extend_schema(
+        request=BulkRescheduleSerializer,
+        responses={200: BulkCountSerializer, 400: BAD_REQUEST},
+        summary="Reschedule the pending rows a filter selects",
+        description="Send `due_at` (move them to a time) or `shift` (move them by a duration). "
+        "Only pending rows move; each moved row's version goes up by one.",
+    )
+    @action(detail=False, methods=["post"], permission_classes=[ModelChangePermission])
+    def reschedule(self, request: Request) -> Response:
+        body = self.validated(BulkRescheduleSerializer, request)
+        rows = self.bulk_selection(body)
+        if "due_at" in body:
+            return Response({"count": rows.reschedule(body["due_at"])})
+        return Response({"count": rows.shift(body["shift"])})
+
+    @extend_schema(
+        request=BulkCancelSerializer,
+        responses={200: BulkCountSerializer, 400: BAD_REQUEST},
+        summary="Cancel the pending rows a filter selects",
+    )
+    @action(detail=False, methods=["post"], permission_classes=[ModelChangePermission])
+    def cancel(self, request: Request) -> Response:
+        body = self.validated(BulkCancelSerializer, request)
+        return Response({"count": self.bulk_selection(body).cancel(body["reason"])})
+
+    def validated(self, serializer_class: type[serializers.Serializer], request: Request) -> Any:
+        serializer = serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def bulk_selection(self, body: dict[str, Any]) -> Any:
+        """The rows the body's filter selects, refusing unknown, invalid or empty filters."""
+        filterset = self.filterset_class(
+            data=filter_querydict(body["filter"]),
+            queryset=self.bulk_queryset(),
+            request=self.request,
+        )
+        unknown = sorted(set(body["filter"]) - set(filterset.filters))
+        if unknown:
+            accepted = ", ".join(filterset.filters)
+            raise serializers.ValidationError(
+                {"filter": f"Unknown filter {', '.join(unknown)}; accepted: {accepted}."}
+            )
+        if not filterset.is_valid():
+            raise serializers.ValidationError({"filter": filterset.errors})
+        # A filter of only empty values would make django-filter select every row.
+        if not body["all"] and all(v in EMPTY_VALUES for v in filterset.form.cleaned_data.values()):
+            raise serializers.ValidationError(
+                {"filter": 'The filter selects every row; send "all": true to mean that.'}
+            )
+        return filterset.qs
+
+    def bulk_queryset(self) -> QuerySet[ScheduledEvent]:
+        # Bulk updates need a plain selection: no select_related joins, no ordering.
+        return self.get_queryset().select_related(None).prefetch_related(None).order_by()
+
+
+def filter_querydict(selection: dict[str, Any]) -> QueryDict:
+    data = QueryDict(mutable=True)
+    for name, value in selection.items():
+        data.setlist(name, [str(item) for item in (value if isinstance(value, list) else [value])])
+    return data
