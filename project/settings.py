@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "scheduling",
+    "trainings",
 ]
 
 MIDDLEWARE = [
@@ -144,6 +145,11 @@ SCHEDULING_SWEEPER_SLOTS = env_int("SCHEDULING_SWEEPER_SLOTS", 1, minimum=1)
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
+
+# --- Trainings ----------------------------------------------------------------------------
+# Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a
+# PushNotification per player) or trainings.push.LoggingPushBackend.
+TRAININGS_PUSH_BACKEND = env_str("TRAININGS_PUSH_BACKEND", "trainings.push.RecordingPushBackend")
 
 # --- REST ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {

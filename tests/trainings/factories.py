@@ -1,0 +1,33 @@
+from datetime import timedelta
+
+import factory
+
+from tests.conftest import CURRENT_TIME
+from trainings.models import Player, Team, Training
+
+
+class TeamFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Team
+
+    name = factory.Sequence(lambda n: f"team-{n}")
+
+
+class PlayerFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Player
+
+    team = factory.SubFactory(TeamFactory)
+    name = factory.Sequence(lambda n: f"player-{n}")
+    push_token = factory.Sequence(lambda n: f"token-{n}")
+
+
+class TrainingFactory(factory.django.DjangoModelFactory):
+    """A bare training row, without reminders; use services.training_create for those."""
+
+    class Meta:
+        model = Training
+
+    team = factory.SubFactory(TeamFactory)
+    start_at = CURRENT_TIME + timedelta(days=7)
+    end_at = factory.LazyAttribute(lambda training: training.start_at + timedelta(hours=2))

@@ -1,0 +1,209 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from scheduling.models import ScheduledEvent
+from tests.conftest import CURRENT_TIME
+from tests.trainings.factories import PlayerFactory, TeamFactory
+from trainings.kinds import InvitationStatus, NotificationKind, Phase
+from trainings.models import Invitation, QuestionnaireAnswer, ScheduledTrainingNotification
+from trainings.services import (
+    MOVED_INTO_THE_PAST,
+    invitation_reply,
+    questionnaire_answer,
+    training_cancel,
+    training_create,
+    training_move,
+)
+
+pytestmark = pytest.mark.django_db
+
+Status = ScheduledEvent.Status
+PRE, POST, INVITATION = NotificationKind
+START = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
+END = START + timedelta(hours=1, minutes=30)
+
+
+def rows(training):
+    return ScheduledTrainingNotification.objects.filter(training=training)
+
+
+def anchored(row, training):
+    return (training.end_at if row.kind == POST else training.start_at) + row.offset
+
+
+@pytest.fixture
+def training(team, players, frozen):
+    return training_create(team=team, start_at=START, end_at=END, invitations_enabled=True)
+
+
+def test_create_invites_every_player_of_the_team(training, players):
+    invited = Invitation.objects.filter(training=training)
+
+    assert sorted(i.player_id for i in invited) == sorted(p.pk for p in players)
+    assert {i.status for i in invited} == {InvitationStatus.PENDING}
+
+
+def test_create_without_invitations_schedules_questionnaires_only(team, players, frozen):
+    training = training_create(team=team, start_at=START, end_at=END)
+
+    assert set(rows(training).values_list("kind", flat=True)) == {PRE, POST}
+    assert rows(training).count() == 18
+    assert not Invitation.objects.filter(training=training).exists()
+
+
+def test_create_refuses_an_end_before_the_start_or_naive_times(team):
+    with pytest.raises(ValidationError) as error:
+        training_create(team=team, start_at=START, end_at=START)
+    assert "end_at" in error.value.message_dict
+
+    with pytest.raises(ValueError, match="start_at must be timezone-aware"):
+        training_create(team=team, start_at=START.replace(tzinfo=None), end_at=END)
+
+
+def test_move_recomputes_every_pending_row_from_its_offset(training):
+    new_start = START + timedelta(days=2, hours=3)
+    new_end = new_start + timedelta(hours=2)
+
+    moved = training_move(training=training, start_at=new_start, end_at=new_end)
+
+    assert moved == 22
+    training.refresh_from_db()
+    assert (training.start_at, training.end_at) == (new_start, new_end)
+    for row in rows(training):
+        assert row.due_at == anchored(row, training)
+        assert (row.status, row.version) == (Status.PENDING, 2)
+
+
+def test_move_leaves_non_pending_rows_alone(training):
+    delivered = rows(training).get(kind=INVITATION, offset=timedelta(days=-3))
+    rows(training).filter(pk=delivered.pk).update(status=Status.DELIVERED)
+    cancelled = rows(training).get(kind=PRE, offset=timedelta(minutes=-90))
+    rows(training).filter(pk=cancelled.pk).cancel("by hand")
+
+    moved = training_move(
+        training=training, start_at=START + timedelta(hours=1), end_at=END + timedelta(hours=1)
+    )
+
+    assert moved == 20
+    for untouched in (delivered, cancelled):
+        after = ScheduledTrainingNotification.objects.get(pk=untouched.pk)
+        assert (after.due_at, after.version) == (untouched.due_at, 1)
+
+
+def test_moving_only_the_end_moves_only_post_rows(training):
+    moved = training_move(training=training, start_at=START, end_at=END + timedelta(minutes=30))
+
+    assert moved == 12
+    assert set(rows(training).filter(version=2).values_list("kind", flat=True)) == {POST}
+
+
+def test_a_move_is_one_update_for_the_rows(training, django_assert_max_num_queries):
+    # lock + training update + row update + backfill insert, inside one transaction
+    with django_assert_max_num_queries(6):
+        training_move(
+            training=training, start_at=START + timedelta(days=1), end_at=END + timedelta(days=1)
+        )
+
+
+def test_rungs_a_move_puts_in_the_past_are_cancelled_not_sent(training, frozen):
+    frozen.move_to(START - timedelta(hours=2))
+    new_start = CURRENT_TIME.replace(2026, 12, 1, 16, 40)  # 40 minutes from now
+
+    training_move(training=training, start_at=new_start, end_at=new_start + timedelta(hours=1))
+
+    pre = rows(training).filter(kind=PRE)
+    assert set(pre.pending().values_list("offset", flat=True)) == {
+        timedelta(minutes=-30),
+        timedelta(minutes=-15),
+    }
+    past = pre.exclude(status=Status.PENDING)
+    assert {(r.status, r.cancel_reason) for r in past} == {(Status.CANCELLED, MOVED_INTO_THE_PAST)}
+    assert rows(training).filter(kind=INVITATION, status=Status.PENDING).count() == 0
+
+
+def test_moving_a_late_created_training_later_adds_the_rungs_it_never_had(team, frozen):
+    start = CURRENT_TIME + timedelta(minutes=20)
+    training = training_create(team=team, start_at=start, end_at=start + timedelta(hours=1))
+    assert rows(training).filter(kind=PRE).count() == 1
+
+    later = start + timedelta(days=1)
+    training_move(training=training, start_at=later, end_at=later + timedelta(hours=1))
+
+    pre = rows(training).filter(kind=PRE)
+    assert pre.count() == 6
+    assert all(row.due_at == anchored(row, training) for row in pre)
+
+
+def test_cancel_cancels_pending_rows_and_marks_the_training(training):
+    rows(training).filter(kind=INVITATION, offset=timedelta(days=-3)).update(
+        status=Status.DELIVERED
+    )
+
+    assert training_cancel(training=training) == 21
+    assert training.cancelled_at is not None
+    assert rows(training).filter(status=Status.CANCELLED).count() == 21
+    assert rows(training).filter(status=Status.DELIVERED).count() == 1
+    assert training_cancel(training=training) == 0
+
+
+def test_moving_a_cancelled_training_schedules_nothing(training):
+    training_cancel(training=training)
+
+    training_move(
+        training=training, start_at=START + timedelta(days=1), end_at=END + timedelta(days=1)
+    )
+
+    assert not rows(training).pending().exists()
+
+
+def test_deleting_a_training_deletes_its_rows(training):
+    training_id = training.pk
+
+    training.delete()
+
+    assert not ScheduledTrainingNotification.objects.filter(training_id=training_id).exists()
+
+
+def test_answering_records_one_answer_per_phase(training, players):
+    first = questionnaire_answer(training=training, player=players[0], phase=Phase.PRE)
+    again = questionnaire_answer(training=training, player=players[0], phase=Phase.PRE)
+    questionnaire_answer(training=training, player=players[0], phase=Phase.POST)
+
+    assert again.pk == first.pk
+    assert QuestionnaireAnswer.objects.filter(training=training).count() == 2
+
+
+def test_answering_refuses_a_player_of_another_team_or_an_unknown_phase(training, players):
+    stranger = PlayerFactory(team=TeamFactory())
+
+    with pytest.raises(ValidationError) as error:
+        questionnaire_answer(training=training, player=stranger, phase=Phase.PRE)
+    assert "player" in error.value.message_dict
+    with pytest.raises(ValidationError) as error:
+        questionnaire_answer(training=training, player=players[0], phase="during")
+    assert "phase" in error.value.message_dict
+
+
+def test_replying_to_an_invitation(training):
+    invitation = Invitation.objects.filter(training=training).first()
+
+    invitation_reply(invitation=invitation, status=InvitationStatus.ACCEPTED)
+
+    invitation.refresh_from_db()
+    assert invitation.status == InvitationStatus.ACCEPTED
+    assert invitation.replied_at == CURRENT_TIME
+    with pytest.raises(ValidationError) as error:
+        invitation_reply(invitation=invitation, status=InvitationStatus.PENDING)
+    assert "status" in error.value.message_dict
+
+
+def test_a_framework_shift_still_works_on_training_rows(training):
+    # Business code can also use the generic QuerySet, joining on any field.
+    before = dict(rows(training).values_list("pk", "due_at"))
+
+    assert rows(training).filter(training__team__name="Falcons").shift(timedelta(hours=1)) == 22
+
+    after = dict(rows(training).values_list("pk", "due_at"))
+    assert all(after[pk] == due + timedelta(hours=1) for pk, due in before.items())

@@ -1,0 +1,143 @@
+"""MyCoach's domain: teams, players, trainings, and the reminders scheduled around them."""
+
+from datetime import datetime
+from typing import Any
+
+from django.db import models
+from django.db.models import F, Q
+
+from scheduling.models import ScheduledEvent
+from trainings import ladder
+from trainings.kinds import InvitationStatus, NotificationKind, Phase
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ("name", "pk")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Player(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="players")
+    name = models.CharField(max_length=200)
+    push_token = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        ordering = ("name", "pk")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Training(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="trainings")
+    start_at = models.DateTimeField()
+    end_at = models.DateTimeField()
+    questionnaires_enabled = models.BooleanField(default=True)
+    invitations_enabled = models.BooleanField(default=False)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("start_at", "pk")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(end_at__gt=F("start_at")), name="training_ends_after_start"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} training at {self.start_at:%Y-%m-%d %H:%M %Z}"
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self.cancelled_at is not None
+
+
+class QuestionnaireAnswer(models.Model):
+    training = models.ForeignKey(Training, on_delete=models.CASCADE, related_name="answers")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="answers")
+    phase = models.CharField(max_length=8, choices=Phase.choices)
+    answered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["training", "player", "phase"], name="one_answer_per_training_player_phase"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} answered {self.phase} for training {self.training_id}"
+
+
+class Invitation(models.Model):
+    training = models.ForeignKey(Training, on_delete=models.CASCADE, related_name="invitations")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="invitations")
+    status = models.CharField(
+        max_length=16, choices=InvitationStatus.choices, default=InvitationStatus.PENDING
+    )
+    replied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("training", "player")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["training", "player"], name="one_invitation_per_training_player"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} invited to training {self.training_id}: {self.status}"
+
+
+class PushNotification(models.Model):
+    """What the default push backend sent: one row per player and reminder."""
+
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="pushes")
+    training = models.ForeignKey(Training, on_delete=models.CASCADE, related_name="pushes")
+    kind = models.CharField(max_length=32, choices=NotificationKind.choices)
+    title = models.CharField(max_length=200)
+    body = models.TextField()
+    event_id = models.CharField(max_length=200, blank=True, default="")
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-sent_at", "-pk")
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.player} at {self.sent_at:%Y-%m-%d %H:%M}"
+
+
+class ScheduledTrainingNotification(ScheduledEvent):
+    training = models.ForeignKey(Training, on_delete=models.CASCADE, related_name="scheduled")
+    kind = models.CharField(max_length=32, choices=NotificationKind.choices)
+    offset = models.DurationField(help_text="Signed: from the start (pre, invitation) or end.")
+
+    handler_task = "trainings.send_training_reminder"
+    queue = "trainings"
+    related_for_event = ("training",)
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_training_notification"
+        constraints = [
+            # A rung exists at most once per training; moves update it, never add a twin.
+            models.UniqueConstraint(
+                fields=["training", "kind", "offset"], name="one_row_per_training_rung"
+            )
+        ]
+
+    def expires_at(self) -> datetime | None:
+        return ladder.expiry(self.kind, start_at=self.training.start_at, due_at=self.due_at)
+
+    def event_data(self) -> dict[str, Any]:
+        return {
+            "training": self.training_id,
+            "kind": self.kind,
+            "offset_seconds": int(self.offset.total_seconds()),
+        }

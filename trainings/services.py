@@ -1,0 +1,229 @@
+"""Writes for the trainings domain. Each service is one transaction and keeps the scheduled
+reminders in step with the training."""
+
+from datetime import UTC, datetime
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Case, DateTimeField, F, QuerySet, Value, When
+from django.db.models.expressions import ExpressionWrapper
+from django.db.models.functions import Now
+from django.db.models.lookups import GreaterThan
+from django.utils import timezone
+
+from scheduling.base import Status, require_aware
+from trainings import ladder
+from trainings.kinds import PHASE_OF_KIND, InvitationStatus, NotificationKind, Phase
+from trainings.models import (
+    Invitation,
+    Player,
+    QuestionnaireAnswer,
+    ScheduledTrainingNotification,
+    Team,
+    Training,
+)
+from trainings.push import Push, get_push_backend
+
+MOVED_INTO_THE_PAST = "training moved: this reminder would be in the past"
+TRAINING_CANCELLED = "training cancelled"
+
+
+def training_create(
+    *,
+    team: Team,
+    start_at: datetime,
+    end_at: datetime,
+    questionnaires_enabled: bool = True,
+    invitations_enabled: bool = False,
+) -> Training:
+    check_times(start_at=start_at, end_at=end_at)
+    with transaction.atomic():
+        training = Training.objects.create(
+            team=team,
+            start_at=start_at,
+            end_at=end_at,
+            questionnaires_enabled=questionnaires_enabled,
+            invitations_enabled=invitations_enabled,
+        )
+        if invitations_enabled:
+            invite_team(training)
+        schedule_ladder(training, now=timezone.now())
+    return training
+
+
+def training_move(*, training: Training, start_at: datetime, end_at: datetime) -> int:
+    """Moves the training and every pending reminder with it; returns the rows moved."""
+    check_times(start_at=start_at, end_at=end_at)
+    now = timezone.now()
+    with transaction.atomic():
+        # The row lock orders this move after a concurrent cancel or move of the same training,
+        # so the cancelled check below and the times we write are the latest ones.
+        locked = Training.objects.select_for_update().get(pk=training.pk)
+        locked.start_at, locked.end_at = start_at, end_at
+        locked.save(update_fields=["start_at", "end_at", "updated_at"])
+        moved = move_pending_rows(locked, now=now)
+        if not locked.is_cancelled:
+            schedule_ladder(locked, now=now)
+    training.start_at, training.end_at = start_at, end_at
+    training.updated_at = locked.updated_at
+    return moved
+
+
+def training_cancel(*, training: Training) -> int:
+    """Cancels the training and its pending reminders; returns the reminders cancelled."""
+    with transaction.atomic():
+        Training.objects.filter(pk=training.pk, cancelled_at__isnull=True).update(
+            cancelled_at=Now(), updated_at=Now()
+        )
+        cancelled = reminders_of(training).cancel(TRAINING_CANCELLED)
+    training.refresh_from_db(fields=["cancelled_at", "updated_at"])
+    return cancelled
+
+
+def questionnaire_answer(*, training: Training, player: Player, phase: str) -> QuestionnaireAnswer:
+    """Records the answer once; answering again returns the first answer."""
+    if phase not in Phase.values:
+        raise ValidationError({"phase": f"Expected one of {', '.join(Phase.values)}."})
+    if player.team_id != training.team_id:
+        raise ValidationError({"player": "This player is not in the training's team."})
+    with transaction.atomic():
+        answer, _ = QuestionnaireAnswer.objects.get_or_create(
+            training=training, player=player, phase=phase
+        )
+    return answer
+
+
+def invitation_reply(*, invitation: Invitation, status: str) -> Invitation:
+    replies = [InvitationStatus.ACCEPTED.value, InvitationStatus.DENIED.value]
+    if status not in replies:
+        raise ValidationError({"status": f"Expected one of {', '.join(replies)}."})
+    with transaction.atomic():
+        invitation.status = status
+        invitation.replied_at = timezone.now()
+        invitation.save(update_fields=["status", "replied_at"])
+    return invitation
+
+
+def reminder_send(*, notification: ScheduledTrainingNotification, event_id: str) -> int:
+    """Sends one reminder to whoever still has to act, computed now; returns pushes sent.
+
+    Runs inside the handler's effect-once transaction, with the reminder's row locked.
+    """
+    training = notification.training
+    deadline = notification.expires_at()
+    # A message that waited in a busy queue past the reminder's expiry is no longer useful.
+    if training.is_cancelled or (deadline is not None and timezone.now() > deadline):
+        return 0
+    players = list(recipients(training=training, kind=notification.kind))
+    title, body = message_for(notification)
+    get_push_backend().send(
+        [Push(player, training, notification.kind, title, body, event_id) for player in players]
+    )
+    return len(players)
+
+
+def recipients(*, training: Training, kind: str) -> QuerySet[Player]:
+    if kind == NotificationKind.INVITATION:
+        return Player.objects.filter(
+            invitations__training=training, invitations__status=InvitationStatus.PENDING
+        )
+    answered = QuestionnaireAnswer.objects.filter(
+        training=training, phase=PHASE_OF_KIND[NotificationKind(kind)]
+    ).values("player_id")
+    return Player.objects.filter(team_id=training.team_id).exclude(pk__in=answered)
+
+
+def message_for(notification: ScheduledTrainingNotification) -> tuple[str, str]:
+    training = notification.training
+    starts = f"{training.start_at.astimezone(UTC):%a %d %b %H:%M} UTC"
+    if notification.kind == NotificationKind.INVITATION:
+        return "Will you attend?", f"Training on {starts}: please accept or decline."
+    if notification.kind == NotificationKind.PRE_QUESTIONNAIRE:
+        minutes = int(-notification.offset.total_seconds() // 60)
+        return (
+            "Questionnaire before your training",
+            f"Your training starts in {minutes} minutes ({starts}). Please answer the questionnaire.",
+        )
+    return "How did the training go?", "Please answer the post-training questionnaire."
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def check_times(*, start_at: datetime, end_at: datetime) -> None:
+    require_aware(start_at, "start_at")
+    require_aware(end_at, "end_at")
+    if end_at <= start_at:
+        raise ValidationError({"end_at": "The training must end after it starts."})
+
+
+def invite_team(training: Training) -> None:
+    players = Player.objects.filter(team_id=training.team_id).values_list("pk", flat=True)
+    Invitation.objects.bulk_create(
+        Invitation(training=training, player_id=player_id) for player_id in players
+    )
+
+
+def schedule_ladder(training: Training, *, now: datetime) -> None:
+    """Creates the training's future rungs; rungs it already has are left alone."""
+    kinds = ladder.enabled_kinds(
+        questionnaires=training.questionnaires_enabled, invitations=training.invitations_enabled
+    )
+    rungs = ladder.future_rungs(
+        start_at=training.start_at, end_at=training.end_at, kinds=kinds, now=now
+    )
+    ScheduledTrainingNotification.objects.bulk_create(
+        [
+            ScheduledTrainingNotification(
+                training=training, kind=rung.kind, offset=rung.offset, due_at=rung.due_at
+            )
+            for rung in rungs
+        ],
+        # A move re-creates only the rungs a training never had (say, past when it was created).
+        ignore_conflicts=True,
+    )
+
+
+def reminders_of(training: Training) -> QuerySet[ScheduledTrainingNotification]:
+    return ScheduledTrainingNotification.objects.filter(training_id=training.pk)
+
+
+def move_pending_rows(training: Training, *, now: datetime) -> int:
+    """One UPDATE: every pending row to its anchor + offset, a new version each.
+
+    A rung the move puts in the past is cancelled rather than sent late, as it would not have
+    been created for a training at these times.
+    """
+    due = new_due_at(training)
+    in_future = GreaterThan(due, Value(now, output_field=DateTimeField()))
+    return (
+        reminders_of(training)
+        .pending()
+        .exclude(due_at=due)
+        .update(
+            due_at=due,
+            version=F("version") + 1,
+            updated_at=Now(),
+            status=Case(
+                When(in_future, then=Value(Status.PENDING)), default=Value(Status.CANCELLED)
+            ),
+            cancelled_at=Case(When(in_future, then=Value(None)), default=Now()),
+            cancel_reason=Case(When(in_future, then=Value("")), default=Value(MOVED_INTO_THE_PAST)),
+        )
+    )
+
+
+def new_due_at(training: Training) -> Case:
+    # timestamptz + interval. Django's PostgreSQL sessions run in UTC, so even a "3 days"
+    # interval is exactly 72 hours here, matching the ladder computed in Python.
+    def plus_offset(anchor: datetime) -> ExpressionWrapper:
+        return ExpressionWrapper(
+            Value(anchor.astimezone(UTC), output_field=DateTimeField()) + F("offset"),
+            output_field=DateTimeField(),
+        )
+
+    return Case(
+        When(kind__in=ladder.FROM_START, then=plus_offset(training.start_at)),
+        default=plus_offset(training.end_at),
+        output_field=DateTimeField(),
+    )
