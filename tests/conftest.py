@@ -16,12 +16,17 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from tests.settings import release_redis_pair
+
+    release_redis_pair()
+
+
 @pytest.fixture(autouse=True)
-def clean_redis() -> Iterator[None]:
+def clean_redis() -> None:
     """Each test starts with empty lock and broker databases (test-only Redis databases)."""
     for url in (settings.REDIS_URL, settings.CELERY_BROKER_URL):
         redis.Redis.from_url(url).flushdb()
-    yield
 
 
 @pytest.fixture
@@ -63,44 +68,31 @@ def manage(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     )
 
 
-@pytest.fixture
-def celery_worker_process(subprocess_env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    """A real Celery worker consuming the test domain's queue."""
-    log = (
-        open(ROOT / ".run" / "test-worker.log", "w")
-        if (ROOT / ".run").is_dir()
-        else subprocess.DEVNULL
-    )
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "project",
-            "worker",
-            "-Q",
-            "testapp",
-            "-P",
-            "solo",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-l",
-            "info",
-        ],
-        env=subprocess_env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    yield process
+def start_worker(env: dict[str, str], queues: str, log_name: str) -> subprocess.Popen[bytes]:
+    """A real Celery worker process (solo pool) consuming `queues`; its log goes to .run/."""
+    log_path = ROOT / ".run" / f"{log_name}.log"
+    log_path.parent.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "celery", "-A", "project", "worker", "-Q", queues]
+    command += ["-P", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    with open(log_path, "w") as log:
+        return subprocess.Popen([*command, "-l", "info"], env=env, cwd=ROOT, stdout=log, stderr=log)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def celery_worker_process(subprocess_env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """A real Celery worker consuming the test domain's queue."""
+    process = start_worker(subprocess_env, "testapp", "test-worker")
+    yield process
+    stop_process(process)
 
 
 def wait_for(condition: Any, timeout: float = 60.0, interval: float = 0.2) -> Any:

@@ -124,7 +124,7 @@ def test_bulk_methods_work_behind_filters_that_join_the_entity():
 @pytest.mark.parametrize("method", ["reschedule", "due"])
 def test_naive_datetimes_are_refused_with_a_clear_error(method):
     naive = datetime(2030, 1, 1, 9, 0)
-    with pytest.raises(ValueError, match="must be timezone-aware .* 2030-01-01T09:00:00"):
+    with pytest.raises(ValueError, match=r"must be timezone-aware .* 2030-01-01T09:00:00"):
         getattr(ScheduledPing.objects, method)(naive)
 
 
@@ -137,9 +137,9 @@ def test_naive_due_at_is_refused_on_save_and_bulk_create():
 
 
 def test_non_datetime_values_are_refused():
-    with pytest.raises(TypeError, match="due_at must be a timezone-aware datetime"):
+    with pytest.raises(TypeError, match=r"due_at must be a timezone-aware datetime"):
         ScheduledPing.objects.reschedule("2030-01-01")
-    with pytest.raises(TypeError, match="delta must be a datetime.timedelta"):
+    with pytest.raises(TypeError, match=r"delta must be a datetime\.timedelta"):
         ScheduledPing.objects.shift(3600)
 
 

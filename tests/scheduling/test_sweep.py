@@ -59,7 +59,7 @@ def test_the_message_is_a_celery_task_message_with_the_event(broker):
     assert message["headers"]["task"] == "testapp.handle_ping"
     assert message["headers"]["id"] == row.event_id
     assert message["headers"]["kwargsrepr"] == f"{{'event': '{row.event_id}'}}"
-    args, kwargs, embed = body_of(message)
+    args, kwargs, _embed = body_of(message)
     event = kwargs["event"]
     assert args == []
     assert event["id"] == f"testapp.scheduledping:{row.pk}:v1"

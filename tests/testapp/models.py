@@ -12,6 +12,9 @@ class Ping(models.Model):
     name = models.CharField(max_length=100)
     group = models.CharField(max_length=100, default="")
 
+    def __str__(self) -> str:
+        return self.name
+
 
 class ScheduledPing(ScheduledEvent):
     ping = models.ForeignKey(Ping, on_delete=models.CASCADE, related_name="scheduled")
@@ -36,3 +39,6 @@ class PingEffect(models.Model):
     event_id = models.CharField(max_length=200)
     ping = models.ForeignKey(Ping, on_delete=models.CASCADE)
     handled_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.event_id
