@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from scheduling.api.serializers import ScheduledEventSerializer, StrictDateTimeField
+from trainings.kinds import InvitationStatus, Phase
+from trainings.models import (
+    Invitation,
+    Player,
+    QuestionnaireAnswer,
+    ScheduledTrainingNotification,
+    Team,
+    Training,
+)
+
+MOVABLE_FIELDS = ("start_at", "end_at")
+
+
+class TeamSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Team
+        fields = ("id", "name")
+
+
+class PlayerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Player
+        fields = ("id", "team", "name", "push_token")
+
+
+class TrainingSerializer(serializers.ModelSerializer):
+    start_at = StrictDateTimeField()
+    end_at = StrictDateTimeField()
+
+    class Meta:
+        model = Training
+        fields = (
+            "id",
+            "team",
+            "start_at",
+            "end_at",
+            "questionnaires_enabled",
+            "invitations_enabled",
+            "cancelled_at",
+            "created_at",
+            "updated_at",
+        )
+        read_only_fields = ("cancelled_at", "created_at", "updated_at")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start_at = attrs.get("start_at", getattr(self.instance, "start_at", None))
+        end_at = attrs.get("end_at", getattr(self.instance, "end_at", None))
+        if start_at is not None and end_at is not None and end_at <= start_at:
+            raise serializers.ValidationError({"end_at": "The training must end after it starts."})
+        return attrs
+
+
+class TrainingMoveSerializer(TrainingSerializer):
+    """PUT/PATCH of a training: only its times change, and its reminders move with them."""
+
+    class Meta(TrainingSerializer.Meta):
+        read_only_fields = tuple(
+            f for f in TrainingSerializer.Meta.fields if f not in MOVABLE_FIELDS
+        )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        fixed = sorted(set(self.initial_data) & set(self.Meta.read_only_fields))
+        if fixed:
+            raise serializers.ValidationError(
+                {
+                    name: "Cannot be changed after creation; only start_at and end_at can."
+                    for name in fixed
+                }
+            )
+        return super().validate(attrs)
+
+
+class QuestionnaireAnswerSerializer(serializers.ModelSerializer):
+    phase = serializers.ChoiceField(choices=Phase.choices)
+
+    class Meta:
+        model = QuestionnaireAnswer
+        fields = ("id", "training", "player", "phase", "answered_at")
+        read_only_fields = ("training", "answered_at")
+        # One answer per phase is idempotent in the service, not a 400 here.
+        validators: list[Any] = []
+
+
+class InvitationSerializer(serializers.ModelSerializer):
+    status = serializers.ChoiceField(
+        choices=[InvitationStatus.ACCEPTED, InvitationStatus.DENIED],
+        help_text="accepted or denied",
+    )
+
+    class Meta:
+        model = Invitation
+        fields = ("id", "training", "player", "status", "replied_at")
+        read_only_fields = ("training", "player", "replied_at")
+
+
+class ScheduledTrainingNotificationSerializer(ScheduledEventSerializer):
+    team = serializers.IntegerField(source="training.team_id", read_only=True)
+    offset = serializers.DurationField(read_only=True)
+
+    class Meta(ScheduledEventSerializer.Meta):
+        model = ScheduledTrainingNotification
+        fields = (*ScheduledEventSerializer.Meta.fields, "training", "team", "kind", "offset")
+        read_only_fields = fields

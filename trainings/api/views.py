@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from scheduling.api.views import ModelChangePermission, ModelViewPermission, ScheduledEventViewSet
+from trainings.api.filters import ScheduledTrainingNotificationFilterSet, TrainingFilterSet
+from trainings.api.serializers import (
+    InvitationSerializer,
+    PlayerSerializer,
+    QuestionnaireAnswerSerializer,
+    ScheduledTrainingNotificationSerializer,
+    TeamSerializer,
+    TrainingMoveSerializer,
+    TrainingSerializer,
+)
+from trainings.models import Invitation, Player, ScheduledTrainingNotification, Team, Training
+from trainings.services import (
+    invitation_reply,
+    questionnaire_answer,
+    training_cancel,
+    training_create,
+    training_move,
+)
+
+
+@contextmanager
+def as_bad_request() -> Iterator[None]:
+    """A service's ValidationError (which names the field) becomes a 400."""
+    try:
+        yield
+    except DjangoValidationError as exc:
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        raise serializers.ValidationError(detail) from None
+
+
+class CanAnswer(BasePermission):
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return request.user.has_perm("trainings.add_questionnaireanswer")
+
+
+class TeamViewSet(viewsets.ModelViewSet):
+    queryset = Team.objects.order_by("pk")
+    serializer_class = TeamSerializer
+    permission_classes = [ModelViewPermission]
+    filterset_fields = ("name",)
+
+
+class PlayerViewSet(viewsets.ModelViewSet):
+    queryset = Player.objects.order_by("pk")
+    serializer_class = PlayerSerializer
+    permission_classes = [ModelViewPermission]
+    filterset_fields = ("team",)
+
+
+class TrainingViewSet(viewsets.ModelViewSet):
+    """Creating schedules the reminder ladder; changing the times moves it; DELETE removes it."""
+
+    queryset = Training.objects.order_by("start_at", "pk")
+    permission_classes = [ModelViewPermission]
+    filterset_class = TrainingFilterSet
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        if self.action in ("update", "partial_update"):
+            return TrainingMoveSerializer
+        return TrainingSerializer
+
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
+        with as_bad_request():
+            serializer.instance = training_create(**serializer.validated_data)
+
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        training = serializer.instance
+        data = serializer.validated_data
+        with as_bad_request():
+            training_move(
+                training=training,
+                start_at=data.get("start_at", training.start_at),
+                end_at=data.get("end_at", training.end_at),
+            )
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: inline_serializer(
+                "TrainingCancelled",
+                {"cancelled": serializers.IntegerField(), "training": TrainingSerializer()},
+            )
+        },
+    )
+    @action(detail=True, methods=["post"], permission_classes=[ModelChangePermission])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        training = self.get_object()
+        cancelled = training_cancel(training=training)
+        return Response({"cancelled": cancelled, "training": TrainingSerializer(training).data})
+
+    @extend_schema(
+        request=QuestionnaireAnswerSerializer, responses={201: QuestionnaireAnswerSerializer}
+    )
+    @action(detail=True, methods=["post"], permission_classes=[CanAnswer])
+    def answers(self, request: Request, pk: str | None = None) -> Response:
+        training = self.get_object()
+        serializer = QuestionnaireAnswerSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with as_bad_request():
+            answer = questionnaire_answer(training=training, **serializer.validated_data)
+        return Response(QuestionnaireAnswerSerializer(answer).data, status=status.HTTP_201_CREATED)
+
+
+class InvitationViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Invitations are created with their training; players reply with PATCH {status}."""
+
+    queryset = Invitation.objects.order_by("pk")
+    serializer_class = InvitationSerializer
+    permission_classes = [ModelViewPermission]
+    filterset_fields = ("training", "player", "status")
+    http_method_names = ["get", "patch", "head", "options"]
+
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        with as_bad_request():
+            invitation_reply(
+                invitation=serializer.instance, status=serializer.validated_data["status"]
+            )
+
+
+class ScheduledTrainingNotificationViewSet(ScheduledEventViewSet):
+    queryset = ScheduledTrainingNotification.objects.select_related("training")
+    serializer_class = ScheduledTrainingNotificationSerializer
+    filterset_class = ScheduledTrainingNotificationFilterSet

@@ -1,0 +1,14 @@
+from rest_framework.routers import SimpleRouter
+
+from trainings.api import views
+
+app_name = "trainings"
+
+router = SimpleRouter()
+router.register("teams", views.TeamViewSet)
+router.register("players", views.PlayerViewSet)
+router.register("trainings", views.TrainingViewSet)
+router.register("invitations", views.InvitationViewSet)
+router.register("scheduled-training-notifications", views.ScheduledTrainingNotificationViewSet)
+
+urlpatterns = router.urls
