@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "scheduling",
+    "purchases",
     "trainings",
 ]
 

@@ -10,5 +10,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include("scheduling.api.urls")),
+    path("api/", include("purchases.urls")),
     path("api/", include("trainings.urls")),
 ]

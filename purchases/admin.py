@@ -1,0 +1,142 @@
+"""Admin for the store. Dates that drive emails are saved through the services, inside the
+admin's transaction, so the scheduled rows move with them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.forms import BaseInlineFormSet, ModelForm
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
+from purchases.services import purchase_refund, release_move, track_move
+from scheduling.admin import ScheduledEventAdmin, ScheduledEventInline
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    search_fields = ("name",)
+
+
+@admin.register(Artist)
+class ArtistAdmin(admin.ModelAdmin):
+    list_display = ("name", "account")
+    list_filter = ("account",)
+    search_fields = ("name", "account__name")
+
+
+@admin.register(Customer)
+class CustomerAdmin(admin.ModelAdmin):
+    list_display = ("email", "name")
+    search_fields = ("email", "name")
+
+
+class TrackInline(admin.TabularInline):
+    model = Track
+    extra = 0
+    fields = ("position", "title", "release_date")
+
+
+@admin.register(Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    list_display = ("title", "artist", "release_date")
+    list_filter = ("artist__account", "artist")
+    list_select_related = ("artist",)
+    search_fields = ("title", "artist__name")
+    date_hierarchy = "release_date"
+    inlines = (TrackInline,)
+    readonly_fields = ("scheduled_rows",)
+
+    @admin.display(description="Scheduled emails")
+    def scheduled_rows(self, obj: Release) -> str:
+        # Not an inline: a release may have thousands of buyers. Counts, and a link to them.
+        if obj.pk is None:
+            return "-"
+        counts = (
+            ScheduledPurchase.objects.filter(purchase__release=obj)
+            .values_list("status")
+            .annotate(n=Count("pk"))
+            .order_by("status")
+        )
+        url = reverse("admin:purchases_scheduledpurchase_changelist")
+        summary = format_html_join(", ", "{} {}", ((n, status) for status, n in counts))
+        return format_html(
+            '{} <a href="{}?purchase__release__id__exact={}">View them</a>',
+            summary or "none",
+            url,
+            obj.pk,
+        )
+
+    def save_model(self, request: HttpRequest, obj: Release, form: ModelForm, change: bool) -> None:
+        if change and "release_date" in form.changed_data:
+            moved = release_move(release=obj, release_date=obj.release_date)
+            messages.info(request, f"Moved {moved} scheduled emails with the release date.")
+        super().save_model(request, obj, form, change)
+
+    def save_formset(
+        self, request: HttpRequest, form: ModelForm, formset: BaseInlineFormSet, change: bool
+    ) -> None:
+        super().save_formset(request, form, formset, change)
+        if formset.model is not Track:
+            return
+        for track_form in formset.forms:
+            track = track_form.instance
+            if track.pk and "release_date" in track_form.changed_data:
+                track_move(track=track, release_date=track.release_date)
+
+
+class ScheduledPurchaseInline(ScheduledEventInline):
+    model = ScheduledPurchase
+    fields = ("track", *ScheduledEventInline.fields)
+    readonly_fields = fields
+
+
+@admin.register(Purchase)
+class PurchaseAdmin(admin.ModelAdmin):
+    list_display = ("pk", "customer", "release", "status", "created_at")
+    list_filter = ("status", "release__artist__account", "release__artist")
+    list_select_related = ("customer", "release")
+    search_fields = ("customer__email", "release__title")
+    readonly_fields = ("customer", "release", "status", "created_at")
+    inlines = (ScheduledPurchaseInline,)
+    actions = ("refund",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # sales come from the store (the API), which schedules them
+
+    @admin.action(description="Refund selected purchases", permissions=["change"])
+    def refund(self, request: HttpRequest, queryset: QuerySet[Purchase]) -> None:
+        paid = list(queryset.filter(status=Purchase.Status.PAID))
+        cancelled = sum(purchase_refund(purchase=purchase) for purchase in paid)
+        messages.success(
+            request, f"Refunded {len(paid)} purchases; cancelled {cancelled} scheduled emails."
+        )
+
+
+@admin.register(ScheduledPurchase)
+class ScheduledPurchaseAdmin(ScheduledEventAdmin):
+    list_display = (*ScheduledEventAdmin.list_display, "customer", "release", "track", "artist")
+    list_filter = (
+        *ScheduledEventAdmin.list_filter,
+        "purchase__release__artist",
+        "purchase__release__artist__account",
+        "purchase__release",
+    )
+    list_select_related = ("purchase__customer", "purchase__release__artist", "track")
+    search_fields = ("purchase__customer__email", "purchase__release__title")
+
+    @admin.display(description="Customer", ordering="purchase__customer__email")
+    def customer(self, obj: ScheduledPurchase) -> Any:
+        return obj.purchase.customer
+
+    @admin.display(description="Release", ordering="purchase__release__title")
+    def release(self, obj: ScheduledPurchase) -> Any:
+        return obj.purchase.release.title
+
+    @admin.display(description="Artist", ordering="purchase__release__artist__name")
+    def artist(self, obj: ScheduledPurchase) -> Any:
+        return obj.purchase.release.artist

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from rest_framework import serializers
+
+from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
+from purchases.services import purchase_create, release_move
+from scheduling.api.serializers import ScheduledEventSerializer, StrictDateTimeField
+
+
+class AccountSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Account
+        fields = ("id", "name")
+
+
+class ArtistSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Artist
+        fields = ("id", "name", "account")
+
+
+class TrackSerializer(serializers.ModelSerializer):
+    release_date = StrictDateTimeField(read_only=True)
+
+    class Meta:
+        model = Track
+        fields = ("id", "position", "title", "release_date")
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    release_date = StrictDateTimeField(
+        help_text="Changing it moves the pending whole-release emails in the same transaction."
+    )
+    tracks = TrackSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Release
+        fields = ("id", "artist", "title", "release_date", "tracks")
+
+    @transaction.atomic
+    def update(self, instance: Release, validated_data: dict[str, Any]) -> Release:
+        # The date goes through the service, so the rows move with it; the rest is plain data.
+        release_date = validated_data.pop("release_date", None)
+        if release_date is not None and release_date != instance.release_date:
+            release_move(release=instance, release_date=release_date)
+        return super().update(instance, validated_data)
+
+
+class CustomerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Customer
+        fields = ("id", "email", "name")
+
+
+class PurchaseSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Purchase
+        fields = ("id", "customer", "release", "status", "created_at")
+        read_only_fields = ("status", "created_at")
+
+    def create(self, validated_data: dict[str, Any]) -> Purchase:
+        return purchase_create(
+            customer=validated_data["customer"], release=validated_data["release"]
+        )
+
+
+class ScheduledPurchaseSerializer(ScheduledEventSerializer):
+    class Meta(ScheduledEventSerializer.Meta):
+        model = ScheduledPurchase
+        fields = (*ScheduledEventSerializer.Meta.fields, "purchase", "track")
+        read_only_fields = fields
+
+
+class RefundSerializer(serializers.Serializer):
+    cancelled = serializers.IntegerField(help_text="Pending emails cancelled.")
+    purchase = PurchaseSerializer()
+
+
+class DownloadFileSerializer(serializers.Serializer):
+    track = serializers.IntegerField()
+    title = serializers.CharField()
+    file = serializers.CharField()
+
+
+class DownloadSerializer(serializers.Serializer):
+    purchase = serializers.IntegerField()
+    release = serializers.CharField()
+    artist = serializers.CharField()
+    files = DownloadFileSerializer(many=True)

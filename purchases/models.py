@@ -1,0 +1,113 @@
+"""Single Music's store: releases, pre-orders, and the fulfillment email scheduled for each.
+
+The shape to copy for a new domain: entities, plus one ScheduledEvent subclass with a foreign
+key to the entity it is about. Business facts (artist, account, customer) are reached by joins,
+so reschedules and cancels select rows by any of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from scheduling.models import ScheduledEvent
+
+
+class Account(models.Model):
+    """A seller: a label's or an artist's store."""
+
+    name = models.CharField(max_length=200)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Artist(models.Model):
+    name = models.CharField(max_length=200)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="artists")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Release(models.Model):
+    artist = models.ForeignKey(Artist, on_delete=models.CASCADE, related_name="releases")
+    title = models.CharField(max_length=200)
+    release_date = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.artist.name} - {self.title}"
+
+
+class Track(models.Model):
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="tracks")
+    position = models.PositiveSmallIntegerField(default=1)
+    title = models.CharField(max_length=200)
+    # Set for a staggered track, released (and emailed) on its own, earlier date.
+    release_date = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("release", "position", "pk")
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.position:02d} {self.title}.flac"
+
+
+class Customer(models.Model):
+    email = models.EmailField(unique=True)
+    name = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Purchase(models.Model):
+    class Status(models.TextChoices):
+        PAID = "paid", "Paid"
+        REFUNDED = "refunded", "Refunded"
+
+    # PROTECT: a sale is a financial record; it outlives neither its customer nor its release
+    # by accident.
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="purchases")
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="purchases")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PAID)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-pk")
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.customer.email}: {self.release.title}"
+
+
+class ScheduledPurchase(ScheduledEvent):
+    """The fulfillment email of a purchase: the whole release (track is null), or one track."""
+
+    purchase = models.ForeignKey(Purchase, on_delete=models.CASCADE, related_name="scheduled")
+    track = models.ForeignKey(
+        Track, on_delete=models.CASCADE, null=True, blank=True, related_name="scheduled"
+    )
+
+    handler_task = "purchases.send_fulfillment_email"
+    queue = "purchases"
+    event_type = "purchases.fulfillment"
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_purchase"
+        constraints = [
+            # One email per purchase and file set, enforced by the database (nulls equal, so
+            # also one whole-release row).
+            models.UniqueConstraint(
+                fields=["purchase", "track"],
+                name="scheduled_purchase_once_per_track",
+                nulls_distinct=False,
+            ),
+        ]
+
+    def event_data(self) -> dict[str, Any]:
+        return {"purchase": self.purchase_id, "track": self.track_id}

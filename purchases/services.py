@@ -1,0 +1,135 @@
+"""Every write of the purchases domain. Each service is one transaction, so the scheduled rows
+always move with the dates they are computed from; the admin and the API call these.
+
+Concurrency: every service that reads or writes a release's dates first locks the release
+row. A pre-order created while the release moves therefore sees either the old date (and its
+row is then moved) or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+from django.core import signing
+from django.core.mail import send_mail
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from purchases.models import Customer, Purchase, Release, ScheduledPurchase, Track
+from scheduling.base import require_aware
+
+DOWNLOAD_SALT = "purchases.download"
+
+
+def due_time(date: datetime, now: datetime) -> datetime:
+    """A date already past is due now."""
+    return max(date, now)
+
+
+def _lock_release(pk: int) -> Release:
+    return Release.objects.select_for_update().get(pk=pk)
+
+
+@transaction.atomic
+def purchase_create(*, customer: Customer, release: Release) -> Purchase:
+    """Sell a release and schedule its fulfillment: the whole release at its date, plus each
+    staggered track at its own."""
+    release = _lock_release(release.pk)
+    purchase = Purchase.objects.create(customer=customer, release=release)
+    now = timezone.now()
+    rows = [ScheduledPurchase(purchase=purchase, due_at=due_time(release.release_date, now))]
+    rows += [
+        ScheduledPurchase(purchase=purchase, track=track, due_at=due_time(track.release_date, now))
+        for track in release.tracks.filter(release_date__isnull=False)
+        if track.release_date is not None
+    ]
+    ScheduledPurchase.objects.bulk_create(rows)
+    return purchase
+
+
+@transaction.atomic
+def release_move(*, release: Release, release_date: datetime) -> int:
+    """Move a release and its pending whole-release emails; returns the rows moved."""
+    require_aware(release_date, "release_date")
+    locked = _lock_release(release.pk)
+    locked.release_date = release.release_date = release_date
+    locked.save(update_fields=["release_date"])
+    rows = ScheduledPurchase.objects.filter(purchase__release=locked, track__isnull=True)
+    return rows.reschedule(due_time(release_date, timezone.now()))
+
+
+@transaction.atomic
+def track_move(*, track: Track, release_date: datetime | None) -> int:
+    """Give a track its own (earlier) release date and move its pending emails.
+
+    A track that becomes staggered after pre-orders were sold is scheduled for every paid
+    purchase still waiting for the release. With no date the track comes out with the release
+    and its own pending emails are cancelled. Returns the rows moved, added or cancelled.
+    """
+    _lock_release(track.release_id)
+    track.release_date = release_date
+    track.save(update_fields=["release_date"])
+    rows = ScheduledPurchase.objects.filter(track=track)
+    if release_date is None:
+        return rows.cancel("track released with its release")
+    due_at = due_time(require_aware(release_date, "release_date"), timezone.now())
+    return rows.reschedule(due_at) + _schedule_track_for_waiting_purchases(track, due_at)
+
+
+def _schedule_track_for_waiting_purchases(track: Track, due_at: datetime) -> int:
+    waiting = (
+        Purchase.objects.filter(
+            release_id=track.release_id,
+            status=Purchase.Status.PAID,
+            scheduled__track__isnull=True,
+            scheduled__status=ScheduledPurchase.Status.PENDING,
+        )
+        .exclude(scheduled__track=track)
+        .values_list("pk", flat=True)
+    )
+    rows = [ScheduledPurchase(purchase_id=pk, track=track, due_at=due_at) for pk in waiting]
+    return len(ScheduledPurchase.objects.bulk_create(rows))
+
+
+@transaction.atomic
+def purchase_refund(*, purchase: Purchase) -> int:
+    """Mark a purchase refunded and cancel its pending emails; returns the rows cancelled."""
+    locked = Purchase.objects.select_for_update().get(pk=purchase.pk)
+    locked.status = purchase.status = Purchase.Status.REFUNDED
+    locked.save(update_fields=["status"])
+    return ScheduledPurchase.objects.filter(purchase=locked).cancel("refunded")
+
+
+def download_token(row: ScheduledPurchase) -> str:
+    return signing.dumps({"purchase": row.purchase_id, "track": row.track_id}, salt=DOWNLOAD_SALT)
+
+
+def download_url(row: ScheduledPurchase) -> str:
+    base = getattr(settings, "PURCHASES_SITE_URL", "http://localhost:8000").rstrip("/")
+    return base + reverse("purchases:download", kwargs={"token": download_token(row)})
+
+
+def fulfillment_send(*, row: ScheduledPurchase) -> bool:
+    """Email the customer their download link; a refunded purchase gets nothing.
+
+    Called inside handle_once(), which holds the row's lock. Locking the purchase too makes a
+    refund either commit first (and nothing is sent) or wait until the email is out.
+    """
+    purchase = (
+        Purchase.objects.select_for_update(of=("self",))
+        .select_related("customer", "release__artist")
+        .get(pk=row.purchase_id)
+    )
+    if purchase.status == Purchase.Status.REFUNDED:
+        return False
+    title = row.track.title if row.track else purchase.release.title
+    send_mail(
+        subject=f"Your download: {purchase.release.artist.name} - {title}",
+        message=f"Hello {purchase.customer.name or purchase.customer.email},\n\n"
+        f"{title} is out. Download your files here:\n{download_url(row)}\n",
+        from_email=None,
+        recipient_list=[purchase.customer.email],
+    )
+    return True

@@ -1,0 +1,92 @@
+import subprocess
+import sys
+from collections.abc import Iterator
+from email import message_from_string
+from email.message import Message
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from rest_framework.test import APIClient
+
+from tests.conftest import ROOT
+
+
+def user_with(username: str, *codenames: str) -> User:
+    user = User.objects.create_user(username, password="pw")
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="purchases", codename__in=codenames)
+    )
+    return user
+
+
+@pytest.fixture
+def viewer(db) -> User:
+    """May read everything in the store, change nothing."""
+    return user_with(
+        "viewer",
+        *(f"view_{model}" for model in ("account", "artist", "release", "customer", "purchase")),
+        "view_scheduledpurchase",
+    )
+
+
+@pytest.fixture
+def clerk(db) -> User:
+    """Runs the store: every permission on the purchases app."""
+    user = User.objects.create_user("clerk", password="pw")
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="purchases"))
+    return user
+
+
+def client_for(user: User | None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def api(clerk) -> APIClient:
+    return client_for(clerk)
+
+
+@pytest.fixture
+def mail_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "mail"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def purchases_worker(
+    subprocess_env: dict[str, str], mail_dir: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A real Celery worker on the purchases queue, writing emails to files in mail_dir."""
+    env = {
+        **subprocess_env,
+        "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+        "EMAIL_FILE_PATH": str(mail_dir),
+    }
+    command = [sys.executable, "-m", "celery", "-A", "project", "worker", "-Q", "purchases"]
+    command += ["-P", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    log = open(mail_dir.parent / "worker.log", "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    log.close()
+
+
+def sent_emails(mail_dir: Path) -> list[Message]:
+    """Every message the file-based email backend wrote (one file may hold several)."""
+    separator = "-" * 79
+    messages = []
+    for path in sorted(mail_dir.glob("*.log")):
+        for chunk in path.read_text().split(separator):
+            if chunk.strip():
+                messages.append(message_from_string(chunk.strip()))
+    return messages

@@ -1,0 +1,152 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from purchases.models import Purchase, ScheduledPurchase
+from purchases.services import purchase_create, purchase_refund, release_move, track_move
+from tests.purchases.factories import (
+    ArtistFactory,
+    CustomerFactory,
+    ReleaseFactory,
+    TrackFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+Status = ScheduledPurchase.Status
+RELEASE_DAY = datetime(2030, 3, 1, 9, 0, tzinfo=UTC)
+SINGLE_DAY = datetime(2030, 2, 1, 9, 0, tzinfo=UTC)
+
+
+def rows_of(purchase):
+    return {row.track_id: row for row in purchase.scheduled.all()}
+
+
+def test_a_purchase_schedules_the_release_and_each_staggered_track():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    single = TrackFactory(release=release, release_date=SINGLE_DAY)
+    TrackFactory(release=release)  # comes out with the album: no row of its own
+
+    purchase = purchase_create(customer=CustomerFactory(), release=release)
+
+    rows = rows_of(purchase)
+    assert set(rows) == {None, single.pk}
+    assert rows[None].due_at == RELEASE_DAY
+    assert rows[single.pk].due_at == SINGLE_DAY
+    assert {row.status for row in rows.values()} == {Status.PENDING}
+    assert purchase.status == Purchase.Status.PAID
+
+
+def test_a_purchase_of_a_release_already_out_is_due_now():
+    release = ReleaseFactory(release_date=timezone.now() - timedelta(days=3))
+    before = timezone.now()
+
+    purchase = purchase_create(customer=CustomerFactory(), release=release)
+
+    (row,) = purchase.scheduled.all()
+    assert before <= row.due_at <= timezone.now()
+    assert ScheduledPurchase.objects.due().get() == row
+
+
+def test_moving_a_release_moves_only_its_pending_whole_release_rows():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    single = TrackFactory(release=release, release_date=SINGLE_DAY)
+    kept = purchase_create(customer=CustomerFactory(), release=release)
+    sent = purchase_create(customer=CustomerFactory(), release=release)
+    sent.scheduled.filter(track=None).update(status=Status.DELIVERED)
+    other = purchase_create(customer=CustomerFactory(), release=ReleaseFactory())
+    later = RELEASE_DAY + timedelta(days=14)
+
+    assert release_move(release=release, release_date=later) == 1
+
+    release.refresh_from_db()
+    assert release.release_date == later
+    moved = rows_of(kept)
+    assert (moved[None].due_at, moved[None].version) == (later, 2)
+    assert moved[single.pk].due_at == SINGLE_DAY
+    assert rows_of(sent)[None].due_at == RELEASE_DAY
+    assert rows_of(other)[None].version == 1
+
+
+def test_moving_a_track_moves_its_rows_and_schedules_waiting_buyers():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    track = TrackFactory(release=release)
+    waiting = purchase_create(customer=CustomerFactory(), release=release)
+    refunded = purchase_create(customer=CustomerFactory(), release=release)
+    purchase_refund(purchase=refunded)
+
+    assert track_move(track=track, release_date=SINGLE_DAY) == 1
+    assert rows_of(waiting)[track.pk].due_at == SINGLE_DAY
+    assert track.pk not in rows_of(refunded)
+
+    earlier = SINGLE_DAY - timedelta(days=7)
+    assert track_move(track=track, release_date=earlier) == 1
+    assert (rows_of(waiting)[track.pk].due_at, rows_of(waiting)[track.pk].version) == (earlier, 2)
+
+
+def test_a_track_without_its_own_date_no_longer_has_its_own_email():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    track = TrackFactory(release=release, release_date=SINGLE_DAY)
+    purchase = purchase_create(customer=CustomerFactory(), release=release)
+
+    assert track_move(track=track, release_date=None) == 1
+
+    assert rows_of(purchase)[track.pk].status == Status.CANCELLED
+    assert rows_of(purchase)[None].status == Status.PENDING
+
+
+def test_a_refund_cancels_only_that_purchases_pending_rows():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    TrackFactory(release=release, release_date=SINGLE_DAY)
+    refunded = purchase_create(customer=CustomerFactory(), release=release)
+    refunded.scheduled.exclude(track=None).update(status=Status.DELIVERED)
+    kept = purchase_create(customer=CustomerFactory(), release=release)
+
+    assert purchase_refund(purchase=refunded) == 1
+
+    refunded.refresh_from_db()
+    assert refunded.status == Purchase.Status.REFUNDED
+    statuses = {row.status for row in refunded.scheduled.all()}
+    assert statuses == {Status.CANCELLED, Status.DELIVERED}
+    assert rows_of(refunded)[None].cancel_reason == "refunded"
+    assert {row.status for row in kept.scheduled.all()} == {Status.PENDING}
+    assert purchase_refund(purchase=refunded) == 0
+
+
+def test_bulk_changes_select_rows_by_artist_and_account_through_joins():
+    artist = ArtistFactory()
+    sibling = ArtistFactory(account=artist.account)
+    stranger = ArtistFactory()
+    rows = {
+        who: purchase_create(
+            customer=CustomerFactory(), release=ReleaseFactory(artist=who, release_date=RELEASE_DAY)
+        ).scheduled.get()
+        for who in (artist, sibling, stranger)
+    }
+
+    by_artist = ScheduledPurchase.objects.filter(purchase__release__artist=artist)
+    assert by_artist.shift(timedelta(days=7)) == 1
+    by_account = ScheduledPurchase.objects.filter(purchase__release__artist__account=artist.account)
+    assert by_account.cancel("account suspended") == 2
+
+    for row in rows.values():
+        row.refresh_from_db()
+    assert rows[artist].due_at == RELEASE_DAY + timedelta(days=7)
+    assert rows[artist].status == rows[sibling].status == Status.CANCELLED
+    assert rows[stranger].status == Status.PENDING
+    assert rows[stranger].due_at == RELEASE_DAY
+
+
+def test_a_second_row_for_the_same_purchase_and_track_is_refused_by_the_database():
+    from django.db import IntegrityError
+
+    purchase = purchase_create(customer=CustomerFactory(), release=ReleaseFactory())
+
+    with pytest.raises(IntegrityError):
+        ScheduledPurchase.objects.create(purchase=purchase, due_at=RELEASE_DAY)
+
+
+def test_moving_to_a_naive_date_is_refused():
+    with pytest.raises(ValueError, match="release_date must be timezone-aware"):
+        release_move(release=ReleaseFactory(), release_date=datetime(2030, 1, 1))
