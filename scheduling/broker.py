@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import redis
 from celery import Celery, current_app
+from kombu.exceptions import KombuError
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -138,7 +139,12 @@ class KombuPublisher:
         return PreparedTask(task, message)
 
     def publish(self, batch: Sequence[PreparedTask]) -> None:
-        errors = (*self.connection.connection_errors, *self.connection.channel_errors, OSError)
+        errors = (
+            *self.connection.connection_errors,
+            *self.connection.channel_errors,
+            KombuError,
+            OSError,
+        )
         try:
             self.connection.ensure_connection(max_retries=1, timeout=self.timeout)
             producer = self._producer()

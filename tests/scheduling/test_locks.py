@@ -1,0 +1,69 @@
+import time
+
+import pytest
+from django.test import override_settings
+
+from scheduling.locks import LocalSweepLock, RedisSweepLock, sweep_lock
+
+
+@pytest.fixture(params=["redis", "local"])
+def make_lock(request):
+    if request.param == "redis":
+        return lambda ttl: sweep_lock("test:lock", ttl)
+    return lambda ttl: LocalSweepLock("test:lock", ttl)
+
+
+def test_only_one_holder_at_a_time(make_lock):
+    first, second = make_lock(5), make_lock(5)
+
+    assert first.acquire()
+    assert not second.acquire()
+    first.release()
+    assert second.acquire()
+    second.release()
+
+
+def test_release_does_not_delete_another_holders_lock(make_lock):
+    first, second = make_lock(0.2), make_lock(5)
+    assert first.acquire()
+    time.sleep(0.3)  # first's TTL ran out
+    assert second.acquire()
+
+    first.release()  # compare-and-delete: not first's token any more
+
+    assert not make_lock(5).acquire()
+    assert not first.extend()
+    second.release()
+
+
+def test_extend_keeps_the_lock_past_its_first_ttl(make_lock):
+    holder = make_lock(0.3)
+    assert holder.acquire()
+    time.sleep(0.2)
+    assert holder.extend()
+    time.sleep(0.2)
+
+    assert not make_lock(5).acquire()
+    holder.release()
+
+
+@override_settings(
+    CACHES={
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 0.5},
+        }
+    }
+)
+def test_an_unreachable_lock_store_lets_the_sweep_go_ahead_without_the_lock():
+    from django_redis import pool
+
+    pool.ConnectionFactory._pools.clear()
+    lock = sweep_lock("test:lock", 5)
+    assert isinstance(lock, RedisSweepLock)
+
+    assert lock.acquire()
+    assert lock.degraded
+    assert lock.extend()
+    lock.release()

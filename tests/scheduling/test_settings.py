@@ -1,0 +1,96 @@
+import subprocess
+import sys
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
+
+from project.env import env_bool, env_float, env_int, env_url
+from scheduling.conf import scheduling_settings
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize(
+    ("raw", "reader", "message"),
+    [
+        (
+            "ten",
+            lambda: env_int("X_VALUE", 1, minimum=1),
+            "X_VALUE='ten' is not valid: expected an integer >= 1",
+        ),
+        (
+            "0",
+            lambda: env_int("X_VALUE", 1, minimum=1),
+            "X_VALUE='0' is not valid: expected an integer >= 1",
+        ),
+        (
+            "-1",
+            lambda: env_float("X_VALUE", 1.0),
+            "X_VALUE='-1' is not valid: expected a number > 0.0",
+        ),
+        (
+            "maybe",
+            lambda: env_bool("X_VALUE", True),
+            "X_VALUE='maybe' is not valid: expected one of 1/0",
+        ),
+        (
+            "http://x",
+            lambda: env_url("X_VALUE", "", schemes=("redis",)),
+            "expected a URL of the form redis://",
+        ),
+    ],
+)
+def test_env_readers_refuse_bad_values_naming_the_variable(monkeypatch, raw, reader, message):
+    monkeypatch.setenv("X_VALUE", raw)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        reader()
+    assert message in str(refused.value)
+
+
+def test_env_readers_use_defaults_and_parse_good_values(monkeypatch):
+    monkeypatch.setenv("X_INT", "42")
+    monkeypatch.setenv("X_BOOL", "off")
+    assert env_int("X_INT", 1) == 42
+    assert env_bool("X_BOOL", True) is False
+    assert env_float("X_MISSING", 2.5) == 2.5
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("SCHEDULING_BATCH_SIZE", "lots", "SCHEDULING_BATCH_SIZE='lots' is not valid"),
+        ("SCHEDULING_SWEEP_INTERVAL", "0", "SCHEDULING_SWEEP_INTERVAL='0' is not valid"),
+        ("DATABASE_URL", "mysql://x/y", "DATABASE_URL='mysql://x/y' is not valid"),
+        ("CELERY_BROKER_URL", "kafka://x", "CELERY_BROKER_URL='kafka://x' is not valid"),
+        ("DEBUG", "perhaps", "DEBUG='perhaps' is not valid"),
+    ],
+)
+def test_the_project_refuses_to_start_with_a_bad_setting(variable, value, message):
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", variable: value}
+    started = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert started.returncode != 0
+    assert message in started.stderr
+
+
+def test_production_refuses_a_missing_secret_key():
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", "DEBUG": "0"}
+    started = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert "SECRET_KEY must be set when DEBUG is off" in started.stderr
+
+
+@override_settings(SCHEDULING_BATCH_SIZE=0)
+def test_the_framework_refuses_bad_settings_from_any_project():
+    with pytest.raises(ImproperlyConfigured, match="SCHEDULING_BATCH_SIZE=0 is not valid"):
+        scheduling_settings()
