@@ -3,6 +3,7 @@
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 
@@ -53,6 +54,10 @@ class Training(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team} training at {self.start_at:%Y-%m-%d %H:%M %Z}"
+
+    def clean(self) -> None:
+        if self.start_at and self.end_at and self.end_at <= self.start_at:
+            raise ValidationError({"end_at": "The training must end after it starts."})
 
     @property
     def is_cancelled(self) -> bool:

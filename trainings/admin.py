@@ -1,0 +1,166 @@
+"""Admin for the trainings domain. Every write that touches reminders goes through a service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
+
+from scheduling.admin import ScheduledEventAdmin, ScheduledEventInline
+from trainings.models import (
+    Invitation,
+    Player,
+    PushNotification,
+    QuestionnaireAnswer,
+    ScheduledTrainingNotification,
+    Team,
+    Training,
+)
+from trainings.services import training_cancel, training_create, training_move
+
+MOVABLE_FIELDS = ("start_at", "end_at")
+FIXED_AFTER_CREATION = ("team", "questionnaires_enabled", "invitations_enabled")
+
+
+class PlayerInline(admin.TabularInline):
+    model = Player
+    fields = ("name", "push_token")
+    extra = 0
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name",)
+    search_fields = ("name",)
+    inlines = (PlayerInline,)
+
+
+@admin.register(Player)
+class PlayerAdmin(admin.ModelAdmin):
+    list_display = ("name", "team", "push_token")
+    list_filter = ("team",)
+    search_fields = ("name", "team__name")
+    list_select_related = ("team",)
+
+
+class LadderInline(ScheduledEventInline):
+    model = ScheduledTrainingNotification
+    fields = ("kind", "offset", *ScheduledEventInline.fields)
+    readonly_fields = fields
+
+
+class InvitationInline(admin.TabularInline):
+    model = Invitation
+    fields = ("player", "status", "replied_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Training)
+class TrainingAdmin(admin.ModelAdmin):
+    list_display = (
+        "__str__",
+        "team",
+        "start_at",
+        "end_at",
+        "questionnaires_enabled",
+        "invitations_enabled",
+        "cancelled_at",
+    )
+    list_filter = ("team", "questionnaires_enabled", "invitations_enabled", "cancelled_at")
+    search_fields = ("team__name",)
+    date_hierarchy = "start_at"
+    list_select_related = ("team",)
+    inlines = (LadderInline, InvitationInline)
+    actions = ("cancel_trainings",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return ("cancelled_at",)
+        return (*FIXED_AFTER_CREATION, "cancelled_at")
+
+    def save_model(
+        self, request: HttpRequest, obj: Training, form: ModelForm, change: bool
+    ) -> None:
+        if not change:
+            created = training_create(
+                team=obj.team,
+                start_at=obj.start_at,
+                end_at=obj.end_at,
+                questionnaires_enabled=obj.questionnaires_enabled,
+                invitations_enabled=obj.invitations_enabled,
+            )
+            obj.pk = created.pk
+            obj.refresh_from_db()
+        elif set(MOVABLE_FIELDS) & set(form.changed_data):
+            moved = training_move(training=obj, start_at=obj.start_at, end_at=obj.end_at)
+            messages.info(request, f"Moved {moved} pending reminders with the training.")
+
+    @admin.action(
+        description="Cancel selected trainings and their reminders", permissions=["change"]
+    )
+    def cancel_trainings(self, request: HttpRequest, queryset: QuerySet[Training]) -> None:
+        reminders = sum(training_cancel(training=training) for training in queryset)
+        messages.success(request, f"Cancelled {queryset.count()} trainings, {reminders} reminders.")
+
+
+@admin.register(ScheduledTrainingNotification)
+class ScheduledTrainingNotificationAdmin(ScheduledEventAdmin):
+    list_display = (*ScheduledEventAdmin.list_display, "kind", "offset", "training", "team")
+    list_filter = (
+        *ScheduledEventAdmin.list_filter,
+        "kind",
+        ("training__team", admin.RelatedOnlyFieldListFilter),
+        ("training__start_at", admin.DateFieldListFilter),
+    )
+    search_fields = ("training__team__name",)
+    list_select_related = ("training__team",)
+
+    @admin.display(description="team", ordering="training__team__name")
+    def team(self, row: ScheduledTrainingNotification) -> Team:
+        return row.training.team
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records written by services and handlers; the admin only shows them."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(PushNotification)
+class PushNotificationAdmin(ReadOnlyAdmin):
+    list_display = ("sent_at", "kind", "player", "training", "title")
+    list_filter = ("kind", ("training__team", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("player__name", "title", "event_id")
+    date_hierarchy = "sent_at"
+    list_select_related = ("player", "training__team")
+
+
+@admin.register(QuestionnaireAnswer)
+class QuestionnaireAnswerAdmin(ReadOnlyAdmin):
+    list_display = ("answered_at", "phase", "player", "training")
+    list_filter = ("phase",)
+    search_fields = ("player__name",)
+    list_select_related = ("player", "training__team")
+
+
+@admin.register(Invitation)
+class InvitationAdmin(ReadOnlyAdmin):
+    list_display = ("training", "player", "status", "replied_at")
+    list_filter = ("status",)
+    search_fields = ("player__name",)
+    list_select_related = ("player", "training__team")
