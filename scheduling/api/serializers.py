@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import models
 from django.utils.dateparse import parse_datetime, parse_duration
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from scheduling.base import ScheduledEvent
@@ -66,6 +67,7 @@ class StrictDateTimeField(serializers.DateTimeField):
             raise serializers.ValidationError(str(exc), code="invalid") from None
 
 
+@extend_schema_field({"type": "string", "format": "duration", "example": "P7D"})
 class IsoDurationField(serializers.Field):
     """An ISO 8601 duration in days, hours, minutes and seconds; zero is refused."""
 
