@@ -99,7 +99,7 @@ class ScheduledEventAdmin(admin.ModelAdmin):
     list_display = (*ScheduledEventAdmin.list_display, "customer")
     """
 
-    list_display: Any = ("__str__", "status", "due_at", "version", "attempts", "last_error")
+    list_display: Any = ("event_id", "status", "due_at", "version", "attempts", "last_error")
     list_filter: Any = ("status",)
     date_hierarchy = "due_at"
     readonly_fields: Any = SCHEDULING_FIELDS
