@@ -47,7 +47,7 @@ def _bumped() -> dict[str, Any]:
     return {"version": F("version") + 1, "updated_at": Now()}
 
 
-M = TypeVar("M", bound="ScheduledEvent")
+M = TypeVar("M", bound=models.Model)
 
 
 class ScheduledEventQuerySet(models.QuerySet[M]):
@@ -145,7 +145,7 @@ class ScheduledEvent(models.Model):
         abstract = True
         ordering = ("due_at", "pk")
         # Declared (empty) so subclasses' migrations carry the index added in class_prepared.
-        indexes: list[models.Index] = []
+        indexes: ClassVar[list[models.Index]] = []
 
     def __str__(self) -> str:
         return f"{self.event_id} due {iso_utc(self.due_at)} ({self.status})"

@@ -139,14 +139,14 @@ class KombuPublisher:
         return PreparedTask(task, message)
 
     def publish(self, batch: Sequence[PreparedTask]) -> None:
-        errors = (
+        errors: tuple[type[BaseException], ...] = (
             *self.connection.connection_errors,
             *self.connection.channel_errors,
             KombuError,
             OSError,
         )
         try:
-            self.connection.ensure_connection(max_retries=1, timeout=self.timeout)
+            self.connection.ensure_connection(max_retries=1, timeout=self.timeout)  # type: ignore[arg-type]
             producer = self._producer()
             for prepared in batch:
                 self._send(producer, prepared)

@@ -1,6 +1,7 @@
 """The framework's settings: SCHEDULING_* names read through one typed object."""
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -19,7 +20,7 @@ class SchedulingSettings:
 
 
 def scheduling_settings() -> SchedulingSettings:
-    values = {}
+    values: dict[str, Any] = {}
     for field in fields(SchedulingSettings):
         name = f"SCHEDULING_{field.name.upper()}"
         if hasattr(settings, name):

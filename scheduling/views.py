@@ -18,7 +18,8 @@ def _check_cache() -> None:
 
 def _check_broker() -> None:
     with current_app.connection_for_write() as conn:
-        conn.ensure_connection(max_retries=1, timeout=scheduling_settings().publish_timeout)
+        timeout = scheduling_settings().publish_timeout
+        conn.ensure_connection(max_retries=1, timeout=timeout)  # type: ignore[arg-type]
 
 
 CHECKS = {"database": _check_database, "redis": _check_cache, "broker": _check_broker}

@@ -31,7 +31,7 @@ def test_sweep_without_loop_drains_everything_due_then_exits(broker):
 
 def test_sweep_refuses_an_unknown_label():
     with pytest.raises(
-        CommandError, match="'nope.Model' is not a scheduled model; expected one of"
+        CommandError, match=r"'nope\.Model' is not a scheduled model; expected one of"
     ):
         run("sweep", "nope.Model")
 
