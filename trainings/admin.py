@@ -48,8 +48,14 @@ class PlayerAdmin(admin.ModelAdmin):
 
 class LadderInline(ScheduledEventInline):
     model = ScheduledTrainingNotification
-    fields = ("kind", "offset", *ScheduledEventInline.fields)
-    readonly_fields = fields
+
+    # Methods rather than attributes: the base declares these as instance attributes, which
+    # django-stubs does not let a subclass override with class attributes.
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ("kind", "offset", *ScheduledEventInline.fields)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.get_fields(request, obj)
 
 
 class InvitationInline(admin.TabularInline):
@@ -116,15 +122,19 @@ class TrainingAdmin(admin.ModelAdmin):
 
 @admin.register(ScheduledTrainingNotification)
 class ScheduledTrainingNotificationAdmin(ScheduledEventAdmin):
-    list_display = (*ScheduledEventAdmin.list_display, "kind", "offset", "training", "team")
-    list_filter = (
-        *ScheduledEventAdmin.list_filter,
-        "kind",
-        ("training__team", admin.RelatedOnlyFieldListFilter),
-        ("training__start_at", admin.DateFieldListFilter),
-    )
     search_fields = ("training__team__name",)
     list_select_related = ("training__team",)
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        return (*ScheduledEventAdmin.list_display, "kind", "offset", "training", "team")
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        return (
+            *ScheduledEventAdmin.list_filter,
+            "kind",
+            ("training__team", admin.RelatedOnlyFieldListFilter),
+            ("training__start_at", admin.DateFieldListFilter),
+        )
 
     @admin.display(description="team", ordering="training__team__name")
     def team(self, row: ScheduledTrainingNotification) -> Team:

@@ -11,7 +11,7 @@ from django.db.models.functions import Now
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
-from scheduling.base import Status, require_aware
+from scheduling.base import ScheduledEventQuerySet, Status, require_aware
 from trainings import ladder
 from trainings.kinds import PHASE_OF_KIND, InvitationStatus, NotificationKind, Phase
 from trainings.models import (
@@ -184,7 +184,7 @@ def schedule_ladder(training: Training, *, now: datetime) -> None:
     )
 
 
-def reminders_of(training: Training) -> QuerySet[ScheduledTrainingNotification]:
+def reminders_of(training: Training) -> ScheduledEventQuerySet[ScheduledTrainingNotification]:
     return ScheduledTrainingNotification.objects.filter(training_id=training.pk)
 
 
@@ -195,7 +195,7 @@ def move_pending_rows(training: Training, *, now: datetime) -> int:
     been created for a training at these times.
     """
     due = new_due_at(training)
-    in_future = GreaterThan(due, Value(now, output_field=DateTimeField()))
+    in_future: GreaterThan[datetime] = GreaterThan(due, Value(now, output_field=DateTimeField()))
     return (
         reminders_of(training)
         .pending()

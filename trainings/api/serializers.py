@@ -47,7 +47,7 @@ class TrainingSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         )
-        read_only_fields = ("cancelled_at", "created_at", "updated_at")
+        read_only_fields: tuple[str, ...] = ("cancelled_at", "created_at", "updated_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start_at = attrs.get("start_at", getattr(self.instance, "start_at", None))

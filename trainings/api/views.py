@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import cast
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -79,7 +80,7 @@ class TrainingViewSet(viewsets.ModelViewSet):
             serializer.instance = training_create(**serializer.validated_data)
 
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
-        training = serializer.instance
+        training = cast(Training, serializer.instance)
         data = serializer.validated_data
         with as_bad_request():
             training_move(
@@ -133,7 +134,8 @@ class InvitationViewSet(
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
         with as_bad_request():
             invitation_reply(
-                invitation=serializer.instance, status=serializer.validated_data["status"]
+                invitation=cast(Invitation, serializer.instance),
+                status=serializer.validated_data["status"],
             )
 
 
