@@ -79,6 +79,10 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL={DATABASE_URL!r} is not valid: {exc}") from None
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     DATABASES["default"]["OPTIONS"] = {"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT", 5)}
+else:
+    # Embedded mode: IMMEDIATE transactions take SQLite's write lock at BEGIN, so two sweeps
+    # serialise instead of both reading the same due rows.
+    DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
