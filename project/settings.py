@@ -13,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from project.env import env_bool, env_float, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-RUN_DIR = Path(env_str("RUN_DIR", str(BASE_DIR / ".run")))
+RUN_DIR = Path(env_str("RUN_DIR", "") or BASE_DIR / ".run")
 
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY", "")
