@@ -1,5 +1,4 @@
 import subprocess
-import sys
 from collections.abc import Iterator
 from email import message_from_string
 from email.message import Message
@@ -9,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from rest_framework.test import APIClient
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, start_worker, stop_process
 
 
 def user_with(username: str, *codenames: str) -> User:
@@ -67,18 +66,16 @@ def purchases_worker(
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
         "EMAIL_FILE_PATH": str(mail_dir),
     }
-    command = [sys.executable, "-m", "celery", "-A", "project", "worker", "-Q", "purchases"]
-    command += ["-P", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat"]
-    log = open(mail_dir.parent / "worker.log", "w")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    process = start_worker(env, "purchases", WORKER_LOG)
     yield process
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    log.close()
+    stop_process(process)
+
+
+WORKER_LOG = "purchases-worker"
+
+
+def worker_log() -> str:
+    return (ROOT / ".run" / f"{WORKER_LOG}.log").read_text()
 
 
 def sent_emails(mail_dir: Path) -> list[Message]:
