@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -100,10 +100,10 @@ class ScheduledEventAdmin(admin.ModelAdmin):
     """
 
     list_display: Any = ("event_id", "status", "due_at", "version", "attempts", "last_error")
-    list_filter: Any = ("status",)
+    list_filter: ClassVar[Any] = ("status",)
     date_hierarchy = "due_at"
-    readonly_fields: Any = SCHEDULING_FIELDS
-    actions: Any = ("cancel_rows", "reschedule_rows", "shift_rows", "deliver_now", "retry_rows")
+    readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS
+    actions = ("cancel_rows", "reschedule_rows", "shift_rows", "deliver_now", "retry_rows")
     action_form_template = engines["django"].from_string(ACTION_FORM_TEMPLATE)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -172,14 +172,14 @@ class ScheduledEventAdmin(admin.ModelAdmin):
             if select_across
             else f"{len(selected)} selected.",
         }
-        return TemplateResponse(request, self.action_form_template, context)  # type: ignore[arg-type]
+        return TemplateResponse(request, self.action_form_template, context)
 
 
 class ScheduledEventInline(admin.TabularInline):
     """Read-only list of an entity's scheduled rows; set `model` (and `fk_name` if needed)."""
 
-    fields: Any = ("due_at", "status", "version", "delivered_at", "cancel_reason")
-    readonly_fields: Any = fields
+    fields: ClassVar[Any] = ("due_at", "status", "version", "delivered_at", "cancel_reason")
+    readonly_fields: ClassVar[Any] = fields
     extra = 0
     can_delete = False
     show_change_link = True
