@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import socket
 import uuid
 from collections import defaultdict
@@ -177,6 +178,20 @@ class KombuPublisher:
 
     def close(self) -> None:
         self.connection.close()
+
+
+_shared: dict[tuple[int, str, float], Publisher] = {}
+
+
+def shared_publisher(timeout: float) -> Publisher:
+    """One publisher per process and broker: a beat tick every second must not reconnect.
+
+    Keyed by pid so that a forked worker process never shares its parent's sockets.
+    """
+    key = (os.getpid(), current_app.conf.broker_url or "", timeout)
+    if key not in _shared:
+        _shared[key] = make_publisher(timeout)
+    return _shared[key]
 
 
 def make_publisher(timeout: float, app: Celery | None = None) -> Publisher:

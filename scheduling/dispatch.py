@@ -20,7 +20,13 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from scheduling.base import ScheduledEvent, Status, iso_utc, require_aware
-from scheduling.broker import OutgoingTask, PreparedTask, Publisher, PublishError, make_publisher
+from scheduling.broker import (
+    OutgoingTask,
+    PreparedTask,
+    Publisher,
+    PublishError,
+    shared_publisher,
+)
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.locks import SweepLock, sweep_lock
 
@@ -80,14 +86,11 @@ def sweep(
     if not lock.acquire():
         result.locked_out = True
         return result
-    own_publisher = publisher is None
-    publisher = publisher or make_publisher(conf.publish_timeout)
+    publisher = publisher or shared_publisher(conf.publish_timeout)
     try:
         _drain(model, now, conf, lock, publisher, result, time_budget or conf.time_budget)
     finally:
         lock.release()
-        if own_publisher:
-            publisher.close()
     return result
 
 

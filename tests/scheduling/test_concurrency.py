@@ -86,3 +86,19 @@ def _publishing_started(broker, published_before, sweeper) -> bool:
 
 def _sleep_randomly() -> None:
     time.sleep(random.uniform(0.0, 0.05))
+
+
+def test_sweep_loop_delivers_rows_as_they_fall_due_and_stops_on_sigterm(subprocess_env, broker):
+    env = {**subprocess_env, "SCHEDULING_SWEEP_INTERVAL": "0.2"}
+    looping = manage(env, "sweep", LABEL, "--loop")
+    try:
+        pks = make_due_pings(10)
+        wait_for(lambda: broker.llen("testapp") == 10)
+        more = make_due_pings(5)
+        wait_for(lambda: broker.llen("testapp") == 15)
+    finally:
+        looping.send_signal(signal.SIGTERM)
+        output = looping.communicate(timeout=30)[0]
+
+    assert looping.returncode == 0, output
+    assert set(queued_task_ids(broker, "testapp")) == expected_ids(pks + more)
