@@ -112,6 +112,19 @@ class ScheduledEventAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return [field.name for field in self.model._meta.fields]
 
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        # Nothing on the page is editable; changes go through the changelist's actions.
+        hidden = {"show_save": False, "show_save_and_continue": False}
+        return super().change_view(
+            request, object_id, form_url, {**hidden, **(extra_context or {})}
+        )
+
     @admin.action(description="Cancel selected pending rows", permissions=["change"])
     def cancel_rows(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> None:
         count = queryset.cancel(f"cancelled in the admin by {request.user.get_username()}")  # type: ignore[attr-defined]

@@ -1,3 +1,4 @@
+import os
 import subprocess
 from collections.abc import Iterator
 from email import message_from_string
@@ -71,7 +72,8 @@ def purchases_worker(
     stop_process(process)
 
 
-WORKER_LOG = "purchases-worker"
+# Per test run: concurrent runs on one machine each have their own Redis pair, and log.
+WORKER_LOG = f"purchases-worker-{os.environ['TEST_REDIS_PAIR']}"
 
 
 def worker_log() -> str:
