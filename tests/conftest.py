@@ -105,4 +105,13 @@ def wait_for(condition: Any, timeout: float = 60.0, interval: float = 0.2) -> An
     raise AssertionError(f"condition not met within {timeout}s")
 
 
+# A cache (and so a lock store) nobody listens for: connection refused at once.
+UNREACHABLE_REDIS_CACHE = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",
+        "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 0.5},
+    }
+}
+
 CURRENT_TIME = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.utils import timezone
 
+from tests.conftest import UNREACHABLE_REDIS_CACHE
 from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.testapp.models import ScheduledPing
 
@@ -58,15 +59,7 @@ def test_healthz_reports_each_dependency(client):
     assert response.json() == {"database": "ok", "redis": "ok", "broker": "ok"}
 
 
-@override_settings(
-    CACHES={
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": "redis://127.0.0.1:1/0",
-            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 0.5},
-        }
-    }
-)
+@override_settings(CACHES=UNREACHABLE_REDIS_CACHE)
 def test_healthz_answers_503_naming_what_is_down(client):
     response = client.get("/healthz")
     assert response.status_code == 503

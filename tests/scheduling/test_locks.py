@@ -4,6 +4,7 @@ import pytest
 from django.test import override_settings
 
 from scheduling.locks import LocalSweepLock, RedisSweepLock, sweep_lock
+from tests.conftest import UNREACHABLE_REDIS_CACHE
 
 
 @pytest.fixture(params=["redis", "local"])
@@ -47,15 +48,7 @@ def test_extend_keeps_the_lock_past_its_first_ttl(make_lock):
     holder.release()
 
 
-@override_settings(
-    CACHES={
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": "redis://127.0.0.1:1/0",
-            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 0.5},
-        }
-    }
-)
+@override_settings(CACHES=UNREACHABLE_REDIS_CACHE)
 def test_an_unreachable_lock_store_lets_the_sweep_go_ahead_without_the_lock():
     from django_redis import pool
 

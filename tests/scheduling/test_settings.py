@@ -66,28 +66,27 @@ def test_env_readers_use_defaults_and_parse_good_values(monkeypatch):
     ],
 )
 def test_the_project_refuses_to_start_with_a_bad_setting(variable, value, message):
-    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", variable: value}
-    started = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    started = start_django(**{variable: value})
     assert started.returncode != 0
     assert message in started.stderr
 
 
 def test_production_refuses_a_missing_secret_key():
-    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", "DEBUG": "0"}
-    started = subprocess.run(
+    started = start_django(DEBUG="0")
+    assert started.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in started.stderr
+
+
+def start_django(**variables: str) -> subprocess.CompletedProcess[str]:
+    """Set the project up in a fresh process whose environment holds only `variables`."""
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", **variables}
+    return subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
         env=env,
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
-    assert "SECRET_KEY must be set when DEBUG is off" in started.stderr
 
 
 @override_settings(SCHEDULING_BATCH_SIZE=0)
