@@ -1,6 +1,7 @@
 """Writes for the trainings domain. Each service is one transaction and keeps the scheduled
 reminders in step with the training."""
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
@@ -24,6 +25,7 @@ from trainings.models import (
 )
 from trainings.push import Push, get_push_backend
 
+BULK_BATCH = 5000
 MOVED_INTO_THE_PAST = "training moved: this reminder would be in the past"
 TRAINING_CANCELLED = "training cancelled"
 
@@ -47,8 +49,39 @@ def training_create(
         )
         if invitations_enabled:
             invite_team(training)
-        schedule_ladder(training, now=timezone.now())
+        ScheduledTrainingNotification.objects.bulk_create(ladder_rows(training, now=timezone.now()))
     return training
+
+
+def training_create_many(
+    *,
+    team: Team,
+    times: Sequence[tuple[datetime, datetime]],
+    questionnaires_enabled: bool = True,
+    invitations_enabled: bool = False,
+) -> list[Training]:
+    """training_create for a season at once: (start_at, end_at) pairs, a few INSERTs in all."""
+    for start_at, end_at in times:
+        check_times(start_at=start_at, end_at=end_at)
+    now = timezone.now()
+    with transaction.atomic():
+        trainings = Training.objects.bulk_create(
+            Training(
+                team=team,
+                start_at=start_at,
+                end_at=end_at,
+                questionnaires_enabled=questionnaires_enabled,
+                invitations_enabled=invitations_enabled,
+            )
+            for start_at, end_at in times
+        )
+        if invitations_enabled:
+            invite_team(*trainings)
+        ScheduledTrainingNotification.objects.bulk_create(
+            [row for training in trainings for row in ladder_rows(training, now=now)],
+            batch_size=BULK_BATCH,
+        )
+    return trainings
 
 
 def training_move(*, training: Training, start_at: datetime, end_at: datetime) -> int:
@@ -63,7 +96,7 @@ def training_move(*, training: Training, start_at: datetime, end_at: datetime) -
         locked.save(update_fields=["start_at", "end_at", "updated_at"])
         moved = move_pending_rows(locked, now=now)
         if not locked.is_cancelled:
-            schedule_ladder(locked, now=now)
+            add_missing_rungs(locked, now=now)
     training.start_at, training.end_at = start_at, end_at
     training.updated_at = locked.updated_at
     return moved
@@ -157,30 +190,41 @@ def check_times(*, start_at: datetime, end_at: datetime) -> None:
         raise ValidationError({"end_at": "The training must end after it starts."})
 
 
-def invite_team(training: Training) -> None:
-    players = Player.objects.filter(team_id=training.team_id).values_list("pk", flat=True)
+def invite_team(*trainings: Training) -> None:
+    """A pending invitation per player of each training's team (one team per call)."""
+    players = Player.objects.filter(team_id=trainings[0].team_id).values_list("pk", flat=True)
     Invitation.objects.bulk_create(
-        Invitation(training=training, player_id=player_id) for player_id in players
+        [Invitation(training=t, player_id=p) for t in trainings for p in players],
+        batch_size=BULK_BATCH,
     )
 
 
-def schedule_ladder(training: Training, *, now: datetime) -> None:
-    """Creates the training's future rungs; rungs it already has are left alone."""
-    kinds = ladder.enabled_kinds(
+def enabled_kinds(training: Training) -> list[NotificationKind]:
+    return ladder.enabled_kinds(
         questionnaires=training.questionnaires_enabled, invitations=training.invitations_enabled
     )
+
+
+def ladder_rows(training: Training, *, now: datetime) -> list[ScheduledTrainingNotification]:
+    """The training's rungs due after `now`, as unsaved rows."""
     rungs = ladder.future_rungs(
-        start_at=training.start_at, end_at=training.end_at, kinds=kinds, now=now
+        start_at=training.start_at, end_at=training.end_at, kinds=enabled_kinds(training), now=now
     )
+    return [
+        ScheduledTrainingNotification(
+            training=training, kind=rung.kind, offset=rung.offset, due_at=rung.due_at
+        )
+        for rung in rungs
+    ]
+
+
+def add_missing_rungs(training: Training, *, now: datetime) -> None:
+    """After a move: the future rungs a training never had (say, past when it was created)."""
+    full = sum(len(ladder.OFFSETS[kind]) for kind in enabled_kinds(training))
+    if reminders_of(training).count() >= full:
+        return  # the common case: every rung exists already
     ScheduledTrainingNotification.objects.bulk_create(
-        [
-            ScheduledTrainingNotification(
-                training=training, kind=rung.kind, offset=rung.offset, due_at=rung.due_at
-            )
-            for rung in rungs
-        ],
-        # A move re-creates only the rungs a training never had (say, past when it was created).
-        ignore_conflicts=True,
+        ladder_rows(training, now=now), ignore_conflicts=True
     )
 
 

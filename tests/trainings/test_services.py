@@ -14,6 +14,7 @@ from trainings.services import (
     questionnaire_answer,
     training_cancel,
     training_create,
+    training_create_many,
     training_move,
 )
 
@@ -207,3 +208,23 @@ def test_a_framework_shift_still_works_on_training_rows(training):
 
     after = dict(rows(training).values_list("pk", "due_at"))
     assert all(after[pk] == due + timedelta(hours=1) for pk, due in before.items())
+
+
+def test_creating_many_trainings_at_once_schedules_the_same_ladders(team, players, frozen):
+    soon = CURRENT_TIME + timedelta(minutes=50)
+    times = [(START, END), (START + timedelta(days=7), END + timedelta(days=7)), (soon, END)]
+
+    trainings = training_create_many(team=team, times=times, invitations_enabled=True)
+
+    assert [rows(t).count() for t in trainings] == [22, 22, 3 + 12]
+    single = training_create(team=team, start_at=START, end_at=END, invitations_enabled=True)
+    ladder = sorted(rows(single).values_list("kind", "offset", "due_at"))
+    assert sorted(rows(trainings[0]).values_list("kind", "offset", "due_at")) == ladder
+    assert Invitation.objects.filter(training__in=trainings).count() == 9
+
+
+def test_creating_many_refuses_any_bad_pair_before_writing(team):
+    with pytest.raises(ValidationError):
+        training_create_many(team=team, times=[(START, END), (END, START)])
+
+    assert not ScheduledTrainingNotification.objects.exists()

@@ -1,0 +1,112 @@
+"""Benchmark: create 10k trainings (220k scheduled rows) and move 1k of them.
+
+    DJANGO_SETTINGS_MODULE=project.settings python -m trainings.bench [--trainings N] [--moves M]
+
+Runs against a scratch database that Django's test machinery creates next to the configured
+one (its name prefixed with "test_") and drops at the end; the configured database is never
+written. Prints a small report.
+"""
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import django
+
+T = TypeVar("T")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trainings", type=int, default=10_000)
+    parser.add_argument("--moves", type=int, default=1_000)
+    parser.add_argument("--players", type=int, default=20)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    django.setup()
+    from django.db import connection
+
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        run(args.trainings, args.moves, args.players)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def run(trainings: int, moves: int, players: int) -> None:
+    from django.db import connection
+    from django.utils import timezone
+
+    from trainings.models import Player, ScheduledTrainingNotification, Team, Training
+    from trainings.services import training_create, training_create_many, training_move
+
+    def new_team(name: str) -> Team:
+        team = Team.objects.create(name=name)
+        Player.objects.bulk_create(Player(team=team, name=f"p{i}") for i in range(players))
+        return team
+
+    first = timezone.now() + timedelta(days=4)
+    times = [
+        (first + timedelta(minutes=10 * i), first + timedelta(minutes=10 * i + 90))
+        for i in range(trainings)
+    ]
+
+    team = new_team("one call per training")
+    seconds, _ = timed(
+        lambda: [
+            training_create(team=team, start_at=s, end_at=e, invitations_enabled=True)
+            for s, e in times
+        ]
+    )
+    report("training_create x", trainings, team, seconds)
+
+    team = new_team("one call")
+    seconds, _ = timed(
+        lambda: training_create_many(team=team, times=times, invitations_enabled=True)
+    )
+    report("training_create_many,", trainings, team, seconds)
+
+    # A freshly bulk-loaded table has no planner statistics until autovacuum analyses it;
+    # without them the moves' lookups by training can pick poor plans, so analyse as it would.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    chosen = list(Training.objects.filter(team=team).order_by("pk")[:moves])
+    seconds, moved = timed(
+        lambda: sum(
+            training_move(
+                training=t,
+                start_at=t.start_at + timedelta(hours=1),
+                end_at=t.end_at + timedelta(hours=1),
+            )
+            for t in chosen
+        )
+    )
+    print(
+        f"training_move x {moves}: {moved} pending rows moved in {seconds:.1f}s "
+        f"({1000 * seconds / max(moves, 1):.1f} ms per training)"
+    )
+    total = ScheduledTrainingNotification.objects.count()
+    print(f"({total} scheduled rows in the table at the end)")
+
+
+def timed(work: Callable[[], T]) -> tuple[float, T]:
+    started = time.perf_counter()
+    result = work()
+    return time.perf_counter() - started, result
+
+
+def report(label: str, trainings: int, team: Any, seconds: float) -> None:
+    from trainings.models import ScheduledTrainingNotification
+
+    rows = ScheduledTrainingNotification.objects.filter(training__team=team).count()
+    print(
+        f"{label} {trainings} trainings: {rows} scheduled rows in {seconds:.1f}s "
+        f"({trainings / seconds:.0f} trainings/s, {rows / seconds:.0f} rows/s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
