@@ -42,7 +42,7 @@ class Release(models.Model):
 
 # django-stubs cannot resolve the reverse manager of a model whose manager comes from a
 # generic QuerySet's as_manager(); `scheduled` works at runtime.
-class Track(models.Model):  # type: ignore[django-manager-missing]
+class Track(models.Model):
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="tracks")
     position = models.PositiveSmallIntegerField(default=1)
     title = models.CharField(max_length=200)
@@ -68,7 +68,7 @@ class Customer(models.Model):
         return self.email
 
 
-class Purchase(models.Model):  # type: ignore[django-manager-missing]
+class Purchase(models.Model):
     class Status(models.TextChoices):
         PAID = "paid", "Paid"
         REFUNDED = "refunded", "Refunded"

@@ -108,6 +108,9 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         return self.model._default_manager.filter(condition, pk__in=selected)  # type: ignore[return-value]
 
 
+ScheduledEventManager = models.Manager.from_queryset(ScheduledEventQuerySet)
+
+
 class ScheduledEvent(models.Model):
     """A row that must be delivered at `due_at`. Subclasses add the FK to their entity.
 
@@ -133,7 +136,7 @@ class ScheduledEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = ScheduledEventQuerySet.as_manager()
+    objects = ScheduledEventManager()
 
     handler_task: ClassVar[str] = ""
     queue: ClassVar[str] = ""

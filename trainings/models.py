@@ -36,7 +36,7 @@ class Player(models.Model):
 
 # django-stubs cannot resolve the reverse manager of a ScheduledEvent subclass (its manager
 # comes from a generic QuerySet.as_manager()), hence the ignore on this class.
-class Training(models.Model):  # type: ignore[django-manager-missing]
+class Training(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="trainings")
     start_at = models.DateTimeField()
     end_at = models.DateTimeField()

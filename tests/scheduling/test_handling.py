@@ -73,3 +73,23 @@ def test_a_failing_effect_leaves_the_event_unhandled_for_a_retry():
     row.refresh_from_db()
     assert row.handled_at is None
     assert handle_ping(event_for(row)) == "handled"
+
+
+def test_it_refuses_an_event_of_another_model():
+    from scheduling.handling import handle_once
+    from tests.testapp.models import ScheduledPing
+
+    row = ScheduledPingFactory(status=Status.DELIVERED)
+    event = {**event_for(row), "model": "purchases.scheduledpurchase"}
+
+    with pytest.raises(ValueError, match="is not a testapp.ScheduledPing event"):
+        handle_once(event, ScheduledPing)
+
+
+def test_handler_tasks_retry_failures_and_survive_worker_loss():
+    from tests.testapp.tasks import handle_ping
+
+    assert handle_ping.acks_late
+    assert handle_ping.reject_on_worker_lost
+    assert handle_ping.autoretry_for == (Exception,)
+    assert handle_ping.max_retries >= 5

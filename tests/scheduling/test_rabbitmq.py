@@ -2,6 +2,7 @@
 
 import os
 import socket
+from typing import Any
 
 import pytest
 from celery import Celery
@@ -33,7 +34,8 @@ def rabbitmq(monkeypatch) -> Celery:
     monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
     app = amqp_app()
     with app.connection_for_write() as conn:
-        conn.default_channel.queue_delete("testapp")  # Celery declares it as it needs
+        channel: Any = conn.default_channel
+        channel.queue_delete("testapp")  # Celery declares it as it needs
     return app
 
 

@@ -3,12 +3,13 @@ from typing import Any
 from celery import shared_task
 
 from scheduling.handling import handle_once
-from tests.testapp.models import PingEffect
+from scheduling.tasks import EventHandlerTask
+from tests.testapp.models import PingEffect, ScheduledPing
 
 
-@shared_task(name="testapp.handle_ping", acks_late=True)
+@shared_task(base=EventHandlerTask, name="testapp.handle_ping")
 def handle_ping(event: dict[str, Any]) -> str:
-    with handle_once(event) as row:
+    with handle_once(event, ScheduledPing) as row:
         if row is None:
             return "skipped"
         PingEffect.objects.create(event_id=event["id"], ping_id=row.ping_id)

@@ -17,7 +17,8 @@ def frozen() -> Iterator[time_machine.Traveller]:
 
 @pytest.fixture
 def team() -> Team:
-    return TeamFactory(name="Falcons")
+    created: Team = TeamFactory.create(name="Falcons")
+    return created
 
 
 @pytest.fixture

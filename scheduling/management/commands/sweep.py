@@ -1,13 +1,17 @@
+import logging
 import signal
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, connection
 
 from scheduling.base import ScheduledEvent
 from scheduling.conf import scheduling_settings
 from scheduling.dispatch import SweepResult, sweep
 from scheduling.registry import get_scheduled_model, scheduled_models
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -29,10 +33,20 @@ class Command(BaseCommand):
         interval = scheduling_settings().sweep_interval
         while not self.stopping:
             for model in models:
-                result = sweep(model, slot=slot)
-                if result.delivered or result.expired or result.failed or result.error:
-                    self._report(result)
+                self._sweep_logged(model, slot)
             time.sleep(interval)
+
+    def _sweep_logged(self, model: type[ScheduledEvent], slot: int) -> None:
+        try:
+            result = sweep(model, slot=slot)
+        except DatabaseError as exc:
+            # A restarted or unreachable database: the open transaction rolled back, so no row
+            # was marked without being published. Reconnect on the next tick.
+            log.warning("sweep of %s failed: %s", model._meta.label, exc)
+            connection.close()
+            return
+        if result.delivered or result.expired or result.failed or result.error:
+            self._report(result)
 
     def _models(self, labels: list[str]) -> list[type[ScheduledEvent]]:
         try:
