@@ -82,7 +82,7 @@ def test_it_refuses_an_event_of_another_model():
     row = ScheduledPingFactory(status=Status.DELIVERED)
     event = {**event_for(row), "model": "purchases.scheduledpurchase"}
 
-    with pytest.raises(ValueError, match="is not a testapp.ScheduledPing event"):
+    with pytest.raises(ValueError, match=r"is not a testapp\.ScheduledPing event"):
         handle_once(event, ScheduledPing)
 
 
