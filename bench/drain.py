@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase
 from scheduling.base import Status, iso_utc
-from scheduling.dispatch import claim_due, database_now, outgoing_task, sweep
+from scheduling.broker import OutgoingTask
+from scheduling.dispatch import claim_due, database_now, sweep
 
 RESULTS = Path(__file__).resolve().parent / "results.jsonl"
 BATCH = 1000
@@ -73,7 +74,8 @@ def drain_naive() -> None:
                 rows = claim_due(ScheduledPurchase, cutoff=database_now(), limit=BATCH)
                 published_at = iso_utc(timezone.now())
                 for row in rows:
-                    task = outgoing_task(row, published_at)
+                    task = row.to_message(published_at)
+                    assert isinstance(task, OutgoingTask)
                     app.send_task(
                         task.task_name,
                         kwargs=task.kwargs,

@@ -15,6 +15,8 @@ from django.db.models.functions import Now
 from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
+from scheduling.broker import OutgoingMessage, OutgoingTask
+
 
 class Status(models.TextChoices):
     PENDING = "pending", "Pending"
@@ -196,6 +198,18 @@ class ScheduledEvent(models.Model):
             "published_at": published_at,
             "data": self.event_data(),
         }
+
+    def to_message(self, published_at: str) -> OutgoingMessage:
+        """What the sweep publishes for this row: by default a task message for handler_task.
+
+        Built-in domains with per-row targets return an OutgoingJson for a plain queue.
+        """
+        return OutgoingTask(
+            task_name=self.get_handler_task(),
+            queue=self.get_queue(),
+            task_id=self.event_id,
+            kwargs={"event": self.to_event(published_at)},
+        )
 
     def can_be_handled(self, version: int) -> bool:
         return (

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import redis
 from celery import Celery, current_app
+from kombu import Queue
 from kombu.exceptions import KombuError
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -38,28 +39,49 @@ class PublishError(Exception):
 
 @dataclass(frozen=True)
 class OutgoingTask:
+    """A Celery task message for `task_name`, routed to `queue`; its task id is the event id."""
+
     task_name: str
     queue: str
     task_id: str
     kwargs: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class OutgoingJson:
+    """A plain JSON body on `queue`, for consumers in any language (no Celery envelope)."""
+
+    queue: str
+    body: dict[str, Any]
+
+
+OutgoingMessage = OutgoingTask | OutgoingJson
+
+
 @dataclass
-class PreparedTask:
-    task: OutgoingTask
+class PreparedMessage:
+    message: OutgoingMessage
     payload: Any = field(repr=False)
+
+    @property
+    def queue(self) -> str:
+        return self.message.queue
 
 
 class Publisher(Protocol):
-    def prepare(self, task: OutgoingTask) -> PreparedTask:
+    def prepare(self, message: OutgoingMessage) -> PreparedMessage:
         """Serialise one message; raises for a message that can never be sent."""
         ...
 
-    def publish(self, batch: Sequence[PreparedTask]) -> None:
+    def publish(self, batch: Sequence[PreparedMessage]) -> None:
         """Send the batch; raises PublishError if the broker did not take it."""
         ...
 
     def close(self) -> None: ...
+
+
+def json_body(message: OutgoingJson) -> str:
+    return json.dumps(message.body, separators=(",", ":"))
 
 
 def task_message(app: Celery, task: OutgoingTask, origin: str) -> Any:
@@ -90,10 +112,16 @@ class RedisBatchPublisher:
             retry=Retry(NoBackoff(), 0),
         )
 
-    def prepare(self, task: OutgoingTask) -> PreparedTask:
+    def prepare(self, message: OutgoingMessage) -> PreparedMessage:
+        if isinstance(message, OutgoingJson):
+            # Pushed as is on the list named after the queue: `BRPOP queue` gets the JSON.
+            return PreparedMessage(message, json_body(message))
+        return PreparedMessage(message, json.dumps(self._envelope(message)))
+
+    def _envelope(self, task: OutgoingTask) -> dict[str, Any]:
         message = task_message(self.app, task, self.origin)
         body = json.dumps(message.body).encode()
-        envelope = {
+        return {
             "body": base64.b64encode(body).decode(),
             "content-encoding": "utf-8",
             "content-type": "application/json",
@@ -107,12 +135,11 @@ class RedisBatchPublisher:
                 "delivery_info": {"exchange": task.queue, "routing_key": task.queue},
             },
         }
-        return PreparedTask(task, json.dumps(envelope))
 
-    def publish(self, batch: Sequence[PreparedTask]) -> None:
+    def publish(self, batch: Sequence[PreparedMessage]) -> None:
         by_queue: dict[str, list[str]] = defaultdict(list)
         for prepared in batch:
-            by_queue[self.key_prefix + prepared.task.queue].append(prepared.payload)
+            by_queue[self.key_prefix + prepared.queue].append(prepared.payload)
         pipeline = self.client.pipeline(transaction=False)
         for queue, payloads in by_queue.items():
             # Workers BRPOP from the tail: LPUSH of a list keeps the batch's order.
@@ -134,12 +161,14 @@ class KombuPublisher:
         self.connection = app.connection_for_write()
         self.producer: Any = None
 
-    def prepare(self, task: OutgoingTask) -> PreparedTask:
-        message = task_message(self.app, task, self.origin)
-        json.dumps(message.body)  # refuse what the json serializer would refuse, row by row
-        return PreparedTask(task, message)
+    def prepare(self, message: OutgoingMessage) -> PreparedMessage:
+        if isinstance(message, OutgoingJson):
+            return PreparedMessage(message, json_body(message))
+        built = task_message(self.app, message, self.origin)
+        json.dumps(built.body)  # refuse what the json serializer would refuse, row by row
+        return PreparedMessage(message, built)
 
-    def publish(self, batch: Sequence[PreparedTask]) -> None:
+    def publish(self, batch: Sequence[PreparedMessage]) -> None:
         errors: tuple[type[BaseException], ...] = (
             *self.connection.connection_errors,
             *self.connection.channel_errors,
@@ -155,12 +184,31 @@ class KombuPublisher:
             self._reset()
             raise PublishError(f"broker did not take the batch: {exc}") from exc
 
-    def _send(self, producer: Any, prepared: PreparedTask) -> None:
+    def _send(self, producer: Any, prepared: PreparedMessage) -> None:
+        message = prepared.message
+        if isinstance(message, OutgoingJson):
+            self._send_json(producer, message.queue, prepared.payload)
+            return
         self.app.amqp.send_task_message(
             producer,
-            prepared.task.task_name,
+            message.task_name,
             prepared.payload,
-            queue=self.app.amqp.queues[prepared.task.queue],
+            queue=self.app.amqp.queues[message.queue],
+            retry=False,
+            timeout=self.timeout,
+            confirm_timeout=self.timeout,
+        )
+
+    def _send_json(self, producer: Any, queue: str, body: str) -> None:
+        # Default exchange, routing key = queue name: the message lands in that durable queue.
+        producer.publish(
+            body,
+            exchange="",
+            routing_key=queue,
+            content_type="application/json",
+            content_encoding="utf-8",
+            delivery_mode=2,
+            declare=[Queue(queue, durable=True, auto_delete=False)],
             retry=False,
             timeout=self.timeout,
             confirm_timeout=self.timeout,

@@ -20,13 +20,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from scheduling.base import ScheduledEvent, Status, iso_utc, require_aware
-from scheduling.broker import (
-    OutgoingTask,
-    PreparedTask,
-    Publisher,
-    PublishError,
-    shared_publisher,
-)
+from scheduling.broker import PreparedMessage, Publisher, PublishError, shared_publisher
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.locks import SweepLock, sweep_lock
 
@@ -66,7 +60,7 @@ class SweepResult:
 
 @dataclass
 class BatchPlan:
-    publish: list[tuple[ScheduledEvent, PreparedTask]] = field(default_factory=list)
+    publish: list[tuple[ScheduledEvent, PreparedMessage]] = field(default_factory=list)
     expired: list[ScheduledEvent] = field(default_factory=list)
     poisoned: list[tuple[ScheduledEvent, str]] = field(default_factory=list)
 
@@ -192,19 +186,10 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
             plan.expired.append(row)
             continue
         try:
-            plan.publish.append((row, publisher.prepare(outgoing_task(row, published_at))))
+            plan.publish.append((row, publisher.prepare(row.to_message(published_at))))
         except Exception as exc:  # a row that cannot be serialised must not hold up the rest
             plan.poisoned.append((row, f"{type(exc).__name__}: {exc}"))
     return plan
-
-
-def outgoing_task(row: ScheduledEvent, published_at: str) -> OutgoingTask:
-    return OutgoingTask(
-        task_name=row.get_handler_task(),
-        queue=row.get_queue(),
-        task_id=row.event_id,
-        kwargs={"event": row.to_event(published_at)},
-    )
 
 
 def mark_batch(

@@ -5,6 +5,8 @@ from typing import Any
 
 from django.db import models
 
+from scheduling.base import iso_utc
+from scheduling.broker import OutgoingJson, OutgoingMessage
 from scheduling.models import ScheduledEvent
 
 
@@ -42,3 +44,17 @@ class PingEffect(models.Model):
 
     def __str__(self) -> str:
         return self.event_id
+
+
+class ScheduledNotice(ScheduledEvent):
+    """Rows whose message is plain JSON on a named queue, for consumers in any language."""
+
+    ping = models.ForeignKey(Ping, on_delete=models.CASCADE, related_name="notices")
+    target_queue = models.CharField(max_length=100, default="notices")
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_notice"
+
+    def to_message(self, published_at: str) -> OutgoingMessage:
+        body = {"id": self.event_id, "scheduled_for": iso_utc(self.due_at), "ping": self.ping_id}
+        return OutgoingJson(queue=self.target_queue, body={**body, "published_at": published_at})
