@@ -40,8 +40,6 @@ class Release(models.Model):
         return f"{self.artist.name} - {self.title}"
 
 
-# django-stubs cannot resolve the reverse manager of a model whose manager comes from a
-# generic QuerySet's as_manager(); `scheduled` works at runtime.
 class Track(models.Model):
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="tracks")
     position = models.PositiveSmallIntegerField(default=1)

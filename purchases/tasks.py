@@ -1,25 +1,18 @@
-from typing import Any, cast
+from typing import Any
 
 from celery import shared_task
 
 from purchases.models import ScheduledPurchase
 from purchases.services import fulfillment_send
 from scheduling.handling import handle_once
+from scheduling.tasks import EventHandlerTask
 
 
-# OSError covers SMTP and connection failures: nothing was recorded, so a retry (same task id,
-# same event) sends the email once the mail server is back.
-@shared_task(
-    name="purchases.send_fulfillment_email",
-    acks_late=True,
-    autoretry_for=(OSError,),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    max_retries=10,
-)
+# EventHandlerTask retries a failed send (SMTP down) with the same task id, the event id;
+# handle_once recorded nothing for the failed attempt, so the retry sends the email once.
+@shared_task(base=EventHandlerTask, name="purchases.send_fulfillment_email")
 def send_fulfillment_email(event: dict[str, Any]) -> str:
-    with handle_once(event) as row:
+    with handle_once(event, ScheduledPurchase) as row:
         if row is None:
             return "skipped"
-        sent = fulfillment_send(row=cast(ScheduledPurchase, row))
-        return "sent" if sent else "refunded"
+        return "sent" if fulfillment_send(row=row) else "refunded"
