@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from purchases.models import ScheduledPurchase
-from scheduling.broker import PreparedTask, make_publisher
+from scheduling.broker import PreparedMessage, make_publisher
 from scheduling.dispatch import sweep
 from tests.conftest import wait_for
 from tests.purchases.conftest import sent_emails, worker_log
@@ -28,7 +28,7 @@ class PublishingTwice:
     def prepare(self, task):
         return self.inner.prepare(task)
 
-    def publish(self, batch: Sequence[PreparedTask]) -> None:
+    def publish(self, batch: Sequence[PreparedMessage]) -> None:
         self.inner.publish(batch)
         self.inner.publish(batch)
 

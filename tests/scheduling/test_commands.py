@@ -72,7 +72,7 @@ def test_every_scheduled_model_gets_a_beat_entry_per_slot():
 
     with override_settings(SCHEDULING_SWEEPER_SLOTS=2, SCHEDULING_SWEEP_INTERVAL=0.5):
         entries = beat_schedule()
-    mine = {name: entry for name, entry in entries.items() if "testapp" in name}
+    mine = {name: entry for name, entry in entries.items() if "ScheduledPing " in name}
     assert sorted(entry["kwargs"]["slot"] for entry in mine.values()) == [0, 1]
     entry = next(iter(mine.values()))
     assert (entry["task"], entry["args"], entry["schedule"]) == (

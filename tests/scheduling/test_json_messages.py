@@ -1,28 +1,25 @@
 """Plain JSON messages on a named queue: what a consumer in any language reads."""
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from celery import Celery
+from django.utils import timezone
 
 from scheduling.broker import KombuPublisher, OutgoingJson
 from scheduling.dispatch import sweep
-from tests.factories import PingFactory
 from tests.scheduling.test_rabbitmq import AMQP_URL, amqp_app
-from tests.testapp.models import ScheduledNotice
+from tests.testapp.models import Ping, ScheduledNotice
 
 pytestmark = pytest.mark.django_db
 
 
 def make_notice(queue: str = "notices") -> ScheduledNotice:
-    from django.utils import timezone
-
-    return ScheduledNotice.objects.create(
-        ping=PingFactory(),
-        target_queue=queue,
-        due_at=timezone.now() - timezone.timedelta(seconds=1),
-    )
+    ping = Ping.objects.create(name=queue)
+    due = timezone.now() - timedelta(seconds=1)
+    return ScheduledNotice.objects.create(ping=ping, target_queue=queue, due_at=due)
 
 
 def test_a_json_row_is_pushed_as_plain_json_on_the_redis_list_named_after_its_queue(broker):
