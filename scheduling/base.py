@@ -211,6 +211,14 @@ class ScheduledEvent(models.Model):
             kwargs={"event": self.to_event(published_at)},
         )
 
+    @classmethod
+    def after_batch(cls, *, delivered: list[Self], expired: list[Self]) -> None:
+        """Called by the sweep inside the batch's transaction, after marking the rows.
+
+        The rows given are delivered (or expired) in the database; whatever this writes
+        commits or rolls back with them. Recurring schedules insert their next occurrence here.
+        """
+
     def can_be_handled(self, version: int) -> bool:
         return (
             self.status == Status.DELIVERED and self.version == version and self.handled_at is None

@@ -206,6 +206,12 @@ def mark_batch(
     result.expired = model.objects.filter(pk__in=[row.pk for row in plan.expired]).update(
         status=Status.EXPIRED, updated_at=Now()
     )
+    delivered = [row for row, _ in plan.publish]
+    for row in delivered:
+        row.status = Status.DELIVERED
+    for row in plan.expired:
+        row.status = Status.EXPIRED
+    model.after_batch(delivered=delivered, expired=plan.expired)
     for row, error in plan.poisoned:
         failed = row.attempts + 1 >= max_attempts
         log.error(

@@ -187,3 +187,25 @@ def test_a_reschedule_racing_a_claim_never_moves_the_delivered_row():
     assert outcome["count"] == 0
     assert row.status == Status.DELIVERED
     assert row.version == 1
+
+
+@pytest.mark.django_db
+def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(broker, monkeypatch):
+    seen = {}
+
+    def record(cls, *, delivered, expired):
+        seen["delivered"] = sorted(row.pk for row in delivered)
+        seen["expired"] = sorted(row.pk for row in expired)
+        seen["statuses"] = {row.status for row in delivered + expired}
+        seen["in_transaction"] = connection.in_atomic_block
+
+    monkeypatch.setattr(ScheduledPing, "after_batch", classmethod(record))
+    fresh = ScheduledPingFactory()
+    stale = ScheduledPingFactory(due_at=timezone.now() - timedelta(days=2))
+
+    sweep(ScheduledPing)
+
+    assert seen["delivered"] == [fresh.pk]
+    assert seen["expired"] == [stale.pk]
+    assert seen["statuses"] == {Status.DELIVERED, Status.EXPIRED}
+    assert seen["in_transaction"]
