@@ -147,6 +147,12 @@ SCHEDULING_LOCK_TTL = env_float("SCHEDULING_LOCK_TTL", 30.0)
 SCHEDULING_MAX_ATTEMPTS = env_int("SCHEDULING_MAX_ATTEMPTS", 5, minimum=1)
 SCHEDULING_SWEEPER_SLOTS = env_int("SCHEDULING_SWEEPER_SLOTS", 1, minimum=1)
 
+# --- Domains ------------------------------------------------------------------------------
+# Absolute links in emails (download links) start with this.
+PURCHASES_SITE_URL = env_url(
+    "PURCHASES_SITE_URL", "http://localhost:8000", schemes=("http", "https")
+)
+
 # --- Email --------------------------------------------------------------------------------
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
@@ -174,6 +180,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Per-domain scheduled rows: list, reschedule and cancel by business facts.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
+    "ENUM_NAME_OVERRIDES": {"ScheduledEventStatusEnum": "scheduling.base.Status"},
 }
 
 # --- Misc ---------------------------------------------------------------------------------

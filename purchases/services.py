@@ -107,7 +107,7 @@ def download_token(row: ScheduledPurchase) -> str:
 
 
 def download_url(row: ScheduledPurchase) -> str:
-    base = getattr(settings, "PURCHASES_SITE_URL", "http://localhost:8000").rstrip("/")
+    base = settings.PURCHASES_SITE_URL.rstrip("/")
     return base + reverse("purchases:download", kwargs={"token": download_token(row)})
 
 
