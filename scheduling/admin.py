@@ -22,21 +22,7 @@ from django.template.response import TemplateResponse
 from django.utils.dateparse import parse_duration
 
 from scheduling.api.filters import AwareDateTimeFormField
-from scheduling.base import ScheduledEvent
-
-SCHEDULING_FIELDS = (
-    "due_at",
-    "status",
-    "version",
-    "attempts",
-    "delivered_at",
-    "handled_at",
-    "cancelled_at",
-    "cancel_reason",
-    "last_error",
-    "created_at",
-    "updated_at",
-)
+from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent
 
 ACTION_FORM_TEMPLATE = """{% extends "admin/base_site.html" %}
 {% load i18n admin_urls %}

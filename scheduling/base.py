@@ -45,6 +45,21 @@ def iso_utc(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+# What the framework records about delivery; never read while publishing.
+RECORD_FIELDS = (
+    "delivered_at",
+    "handled_at",
+    "cancelled_at",
+    "cancel_reason",
+    "last_error",
+    "created_at",
+    "updated_at",
+)
+# Every column the framework owns; read-only in the admin and the API.
+STATE_FIELDS = ("status", "version", "attempts", *RECORD_FIELDS)
+SCHEDULING_FIELDS = ("due_at", *STATE_FIELDS)
+
+
 def _bumped() -> dict[str, Any]:
     return {"version": F("version") + 1, "updated_at": Now()}
 

@@ -15,26 +15,13 @@ from django.utils.dateparse import parse_datetime, parse_duration
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from scheduling.base import ScheduledEvent
+from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent
 
 DATETIME_EXAMPLE = "2026-12-24T14:00:00Z"
 ACCEPTED_DATETIME = f"an ISO 8601 date and time with an offset or Z, e.g. {DATETIME_EXAMPLE}"
 DURATION_EXAMPLE = "P7D, PT2H30M or -PT15M"
 # parse_duration also takes "7 days, 2:00:00"; the API promises ISO 8601 only.
 ISO_DURATION = re.compile(r"^[-+]?P(?!$)")
-
-BOOKKEEPING_FIELDS = (
-    "status",
-    "version",
-    "attempts",
-    "delivered_at",
-    "handled_at",
-    "cancelled_at",
-    "cancel_reason",
-    "last_error",
-    "created_at",
-    "updated_at",
-)
 
 
 def parse_aware_datetime(value: object) -> datetime:
@@ -104,7 +91,7 @@ class ScheduledEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model: type[ScheduledEvent]
-        fields: tuple[str, ...] = ("id", "event_id", "due_at", *BOOKKEEPING_FIELDS)
+        fields: tuple[str, ...] = ("id", "event_id", *SCHEDULING_FIELDS)
         read_only_fields: tuple[str, ...] = fields
 
 
