@@ -1,0 +1,502 @@
+"""Recurring schedules: a cron-like timeline whose next fire time is one pending row.
+
+Each enabled schedule has exactly one pending ScheduledOccurrence (a partial unique index
+refuses a second). The sweep publishes it like any scheduled row; `after_batch` then inserts
+the one after, computed from the delivered row's own due time, in the same transaction.
+
+Locking, which keeps edits and the sweep from racing or deadlocking: the sweep holds its
+claimed occurrences and takes the schedules with `FOR NO KEY UPDATE SKIP LOCKED`; a schedule
+that an editor holds is skipped, and the editor (which always updates the schedule row first)
+makes sure of the pending occurrence itself before it commits. So the sweep never waits for
+an editor, and a successor is never inserted from a schedule version that is being replaced.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Self
+
+from celery import current_app
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.validators import validate_slug
+from django.db import IntegrityError, models, transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Greatest, Now
+from django.utils import timezone as django_timezone
+
+from scheduling import cron
+from scheduling.base import ScheduledEvent, Status, iso_utc
+from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
+from scheduling.payload_templates import TemplateError, render, validate_template
+
+MICROSECOND = timedelta(microseconds=1)
+
+
+# --- settings -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecurringSettings:
+    catch_up_limit: int = 100  # fire_all: missed fire times published per catch-up, at most
+    misfire_grace: float = 10.0  # seconds late before a fire time counts as missed
+
+
+def recurring_settings() -> RecurringSettings:
+    limit = getattr(settings, "SCHEDULING_RECURRING_CATCH_UP_LIMIT", 100)
+    grace = getattr(settings, "SCHEDULING_RECURRING_MISFIRE_GRACE", 10.0)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ImproperlyConfigured(
+            f"SCHEDULING_RECURRING_CATCH_UP_LIMIT={limit!r} is not valid: expected an integer >= 1."
+        )
+    if not isinstance(grace, int | float) or isinstance(grace, bool) or grace < 0:
+        raise ImproperlyConfigured(
+            f"SCHEDULING_RECURRING_MISFIRE_GRACE={grace!r} is not valid: expected seconds >= 0."
+        )
+    return RecurringSettings(catch_up_limit=limit, misfire_grace=float(grace))
+
+
+# --- models ---------------------------------------------------------------------------------
+
+
+class MisfirePolicy(models.TextChoices):
+    FIRE_ALL = "fire_all", "Fire every missed time"
+    FIRE_ONCE = "fire_once", "Fire once, then move on"
+    SKIP = "skip", "Skip missed times"
+
+
+# Changing any of these replaces the pending occurrence and bumps the version.
+TIMELINE_FIELDS = ("cron", "timezone", "task", "queue", "starts_at", "ends_at", "enabled")
+
+
+class RecurringSchedule(models.Model):
+    MisfirePolicy = MisfirePolicy
+
+    name = models.SlugField(max_length=100, unique=True)
+    cron = models.CharField(
+        max_length=200,
+        help_text="5 fields (minute first), Quartz 6 or 7 fields (second first, then year), "
+        "@daily-style macros, @every 90m, or @at 2026-12-24T09:00:00Z.",
+    )
+    timezone = models.CharField(
+        max_length=64, default="UTC", help_text="IANA name, e.g. Europe/Paris."
+    )
+    task = models.CharField(
+        max_length=200, blank=True, default="", help_text="Celery task name (or set queue)."
+    )
+    queue = models.CharField(
+        max_length=200, blank=True, default="", help_text="Queue for plain JSON (or set task)."
+    )
+    payload_template = models.JSONField(
+        default=dict, blank=True, help_text="JSON; strings may contain ${variable}."
+    )
+    enabled = models.BooleanField(default=True)
+    misfire_policy = models.CharField(
+        max_length=16, choices=MisfirePolicy.choices, default=MisfirePolicy.FIRE_ONCE
+    )
+    max_lateness = models.DurationField(
+        null=True, blank=True, help_text="An occurrence later than this expires unpublished."
+    )
+    starts_at = models.DateTimeField(default=django_timezone.now)
+    ends_at = models.DateTimeField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1, editable=False)
+    last_fired_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    _loaded: dict[str, Any]
+
+    class Meta:
+        db_table = "recurring_schedule"
+        ordering = ("name",)
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.CheckConstraint(
+                condition=(Q(task="") & ~Q(queue="")) | (~Q(task="") & Q(queue="")),
+                name="recurring_schedule_one_target",
+            ),
+            models.CheckConstraint(
+                condition=Q(ends_at__isnull=True) | Q(ends_at__gt=F("starts_at")),
+                name="recurring_schedule_ends_after_start",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Validated, and keeps exactly one pending occurrence in step with the schedule."""
+        self.clean()
+        with transaction.atomic():
+            if self._state.adding:
+                super().save(*args, **kwargs)
+                occurrence_ensure(schedule=self)
+            else:
+                _save_existing(self, *args, **kwargs)
+        self._loaded = {name: getattr(self, name) for name in TIMELINE_FIELDS}
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        with transaction.atomic():
+            # Lock the schedule first (the sweep then skips it), then wait out a sweep that is
+            # delivering its occurrence, so no successor appears between the two deletes.
+            RecurringSchedule.objects.select_for_update().filter(pk=self.pk).first()
+            list(self.occurrences.select_for_update().filter(status=Status.PENDING))
+            return super().delete(*args, **kwargs)
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any) -> Self:
+        instance = super().from_db(db, field_names, values)
+        if set(TIMELINE_FIELDS) <= set(field_names):
+            instance._loaded = {name: getattr(instance, name) for name in TIMELINE_FIELDS}
+        return instance
+
+    def timeline_changed(self) -> bool:
+        # Unknown (not loaded from the database, or loaded partly) counts as changed.
+        loaded = getattr(self, "_loaded", None)
+        return loaded is None or any(loaded[name] != getattr(self, name) for name in loaded)
+
+    def next_fire_after(self, after: datetime) -> datetime | None:
+        """The schedule's first fire time after `after`, within starts_at and ends_at."""
+        fire = cron.next_fire(
+            self.cron,
+            max(after, self.starts_at - MICROSECOND),
+            self.timezone,
+            anchor=self.starts_at,
+        )
+        if fire is None or (self.ends_at is not None and fire > self.ends_at):
+            return None
+        return fire
+
+    def clean(self) -> None:
+        errors = schedule_errors(self, check_fires=self._state.adding or self.timeline_changed())
+        if errors:
+            raise ValidationError(errors)
+
+
+def _save_existing(schedule: RecurringSchedule, *args: Any, **kwargs: Any) -> None:
+    changed = schedule.timeline_changed()
+    if changed:
+        schedule.version = F("version") + 1
+    # last_fired_at is the sweep's to write; a form save must not move it back.
+    kwargs.setdefault(
+        "update_fields",
+        [
+            field.name
+            for field in schedule._meta.concrete_fields
+            if not field.primary_key and field.name not in ("last_fired_at", "created_at")
+        ],
+    )
+    models.Model.save(schedule, *args, **kwargs)
+    if changed:
+        schedule.refresh_from_db(fields=["version"])
+        ScheduledOccurrence.objects.filter(schedule=schedule, manual=False).cancel(
+            f"schedule changed (version {schedule.version})"
+        )
+    occurrence_ensure(schedule=schedule)
+
+
+def schedule_errors(schedule: RecurringSchedule, *, check_fires: bool = True) -> dict[str, str]:
+    """Every problem with a schedule, by field; empty when it can be saved."""
+    errors: dict[str, str] = {}
+    for field, check in (
+        ("name", lambda: validate_slug(schedule.name)),
+        ("timezone", lambda: cron.time_zone(schedule.timezone)),
+        ("cron", lambda: cron.parse(schedule.cron)),
+        ("payload_template", lambda: validate_template(schedule.payload_template)),
+    ):
+        try:
+            check()
+        except (ValidationError, cron.CronError, TemplateError) as exc:
+            errors[field] = (
+                "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+            )
+    errors.update(_target_errors(schedule))
+    errors.update(_time_errors(schedule))
+    if check_fires and schedule.enabled and not errors and not _fires_at_all(schedule):
+        errors["cron"] = (
+            f"{schedule.cron!r} never fires after {iso_utc(max(schedule.starts_at, django_timezone.now()))}"
+            + (f" and before ends_at {iso_utc(schedule.ends_at)}" if schedule.ends_at else "")
+        )
+    return errors
+
+
+def _target_errors(schedule: RecurringSchedule) -> dict[str, str]:
+    if bool(schedule.task) == bool(schedule.queue):
+        message = "Set exactly one target: task (a Celery task name) or queue (a queue name)."
+        return {"task": message, "queue": message}
+    return {}
+
+
+def _time_errors(schedule: RecurringSchedule) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    for name in ("starts_at", "ends_at"):
+        value = getattr(schedule, name)
+        if value is not None and (not isinstance(value, datetime) or value.utcoffset() is None):
+            errors[name] = f"{name} must be an aware datetime, e.g. 2026-12-24T14:00:00Z."
+    if not errors and schedule.ends_at is not None and schedule.ends_at <= schedule.starts_at:
+        errors["ends_at"] = "ends_at must be after starts_at."
+    lateness = schedule.max_lateness
+    if lateness is not None and lateness <= timedelta(0):
+        errors["max_lateness"] = "max_lateness must be a positive duration, e.g. PT15M."
+    return errors
+
+
+def _fires_at_all(schedule: RecurringSchedule) -> bool:
+    return schedule.next_fire_after(django_timezone.now()) is not None
+
+
+class ScheduledOccurrence(ScheduledEvent):
+    """One fire time of a schedule; the pending one is its next fire."""
+
+    schedule = models.ForeignKey(
+        RecurringSchedule, on_delete=models.CASCADE, related_name="occurrences", db_index=False
+    )
+    schedule_version = models.PositiveIntegerField()
+    manual = models.BooleanField(
+        default=False, help_text="Triggered by hand, outside the timeline."
+    )
+    # In a fire_all catch-up: how many missed fire times in a row came before this one.
+    missed_run = models.PositiveIntegerField(default=0)
+
+    related_for_event = ("schedule",)
+    event_type = "scheduling.recurring"
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_occurrence"
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(
+                fields=["schedule"],
+                condition=Q(status=Status.PENDING.value, manual=False),
+                name="one_pending_occurrence_per_schedule",
+            )
+        ]
+        # Serves a schedule's history (admin, API, the last fire before an edit).
+        indexes: ClassVar[list[models.Index]] = [
+            models.Index(fields=["schedule", "due_at"], name="occurrence_schedule_due")
+        ]
+
+    @property
+    def fire_id(self) -> str:
+        """Stable per fire time: `<name>-<unix seconds>`; a manual trigger has its own."""
+        if self.manual:
+            return f"{self.schedule.name}-manual-{self.pk}"
+        return f"{self.schedule.name}-{int(self.due_at.timestamp())}"
+
+    def is_stale(self) -> bool:
+        schedule = self.schedule
+        return not self.manual and (
+            self.schedule_version != schedule.version or not schedule.enabled
+        )
+
+    def expires_at(self) -> datetime | None:
+        if self.is_stale():
+            return self.due_at - MICROSECOND  # never published; after_batch cancels it
+        deadlines = []
+        if self.schedule.max_lateness is not None:
+            deadlines.append(self.due_at + self.schedule.max_lateness)
+        if self.schedule.misfire_policy == MisfirePolicy.SKIP and not self.manual:
+            grace = timedelta(seconds=recurring_settings().misfire_grace)
+            deadlines.append(self.due_at + grace)
+        return min(deadlines) if deadlines else None
+
+    def event_data(self) -> dict[str, Any]:
+        schedule = self.schedule
+        return {
+            "id": self.fire_id,
+            "schedule": schedule.name,
+            "scheduled_for": iso_utc(self.due_at),
+            "manual": self.manual,
+            "payload": render(
+                schedule.payload_template,
+                fire_time=self.due_at,
+                tz=schedule.timezone,
+                schedule_name=schedule.name,
+            ),
+        }
+
+    def to_message(self, published_at: str) -> OutgoingMessage:
+        schedule = self.schedule
+        if schedule.queue:
+            body = {**self.event_data(), "published_at": published_at}
+            return OutgoingJson(queue=schedule.queue, body=body)
+        return OutgoingTask(
+            task_name=schedule.task,
+            queue=task_queue(schedule.task),
+            task_id=self.event_id,
+            kwargs={"event": self.to_event(published_at)},
+        )
+
+    @classmethod
+    def after_batch(cls, *, delivered: list[Self], expired: list[Self]) -> None:
+        occurrences_chain(delivered=delivered, expired=expired, now=django_timezone.now())
+
+
+def task_queue(task_name: str) -> str:
+    """The queue Celery's routes give the task, else the default queue."""
+    route = current_app.amqp.router.route({}, task_name)
+    queue = route.get("queue")
+    return str(getattr(queue, "name", queue) or current_app.conf.task_default_queue)
+
+
+# --- services -------------------------------------------------------------------------------
+
+
+def occurrences_chain(
+    *,
+    delivered: Sequence[ScheduledOccurrence],
+    expired: Sequence[ScheduledOccurrence],
+    now: datetime,
+) -> int:
+    """Inside the sweep's batch: cancel stale rows, insert each schedule's next occurrence,
+    record the last fire. Returns how many occurrences were inserted."""
+    stale = [row for row in expired if row.is_stale()]
+    if stale:
+        ScheduledOccurrence.objects.filter(pk__in=[row.pk for row in stale]).update(
+            status=Status.CANCELLED, cancel_reason="stale schedule version", cancelled_at=Now()
+        )
+    rows = [row for row in [*delivered, *expired] if not row.manual and not row.is_stale()]
+    held = _lock_schedules({row.schedule_id for row in rows})
+    rows = [row for row in rows if row.schedule_id in held]
+    conf = recurring_settings()
+    successors = [s for row in rows if (s := occurrence_successor(row, now=now, conf=conf))]
+    ScheduledOccurrence.objects.bulk_create(successors, ignore_conflicts=True)
+    _record_last_fired([row for row in rows if row.status == Status.DELIVERED])
+    return len(successors)
+
+
+def _lock_schedules(ids: set[int]) -> set[int]:
+    # SKIP LOCKED: a schedule locked by an editor is the editor's to materialise
+    # (see the module docstring); waiting for it could deadlock on our claimed rows.
+    if not ids:
+        return set()
+    locked = RecurringSchedule.objects.select_for_update(skip_locked=True, no_key=True)
+    return set(locked.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+
+
+def _record_last_fired(rows: list[ScheduledOccurrence]) -> None:
+    by_time: dict[datetime, list[int]] = defaultdict(list)
+    for row in rows:
+        by_time[row.due_at].append(row.schedule_id)
+    for fired, ids in by_time.items():
+        value = Value(fired, output_field=models.DateTimeField())
+        RecurringSchedule.objects.filter(pk__in=ids).update(
+            last_fired_at=Greatest(Coalesce("last_fired_at", value), value)
+        )
+
+
+def occurrence_successor(
+    occurrence: ScheduledOccurrence, *, now: datetime, conf: RecurringSettings
+) -> ScheduledOccurrence | None:
+    """The occurrence after this one, by the schedule's misfire policy (unsaved)."""
+    schedule = occurrence.schedule
+    missed_before = now - timedelta(seconds=conf.misfire_grace)
+    floor = now - schedule.max_lateness if schedule.max_lateness is not None else None
+    catching_up = occurrence.missed_run + 1 < conf.catch_up_limit
+    if schedule.misfire_policy != MisfirePolicy.FIRE_ALL or not catching_up:
+        floor = missed_before if floor is None else max(floor, missed_before)
+    after = occurrence.due_at if floor is None else max(occurrence.due_at, floor - MICROSECOND)
+    fire = schedule.next_fire_after(after)
+    if fire is None:
+        return None
+    missed_run = occurrence.missed_run + 1 if fire < missed_before else 0
+    return _occurrence(schedule, fire, missed_run=missed_run)
+
+
+def _occurrence(
+    schedule: RecurringSchedule, due_at: datetime, *, missed_run: int = 0, manual: bool = False
+) -> ScheduledOccurrence:
+    return ScheduledOccurrence(
+        schedule=schedule,
+        schedule_version=schedule.version,
+        due_at=due_at,
+        missed_run=missed_run,
+        manual=manual,
+    )
+
+
+def occurrence_ensure(*, schedule: RecurringSchedule) -> ScheduledOccurrence | None:
+    """Give an enabled schedule its pending occurrence if it has none; call with the
+    schedule row locked (after updating it), inside a transaction."""
+    if not schedule.enabled:
+        return None
+    pending = schedule.occurrences.filter(status=Status.PENDING, manual=False)
+    # Waits for a sweep delivering the pending row; once it commits, the row is delivered.
+    current = pending.select_for_update(of=("self",)).first()
+    if current is not None:
+        return current
+    occurrence = _next_occurrence(schedule, django_timezone.now())
+    if occurrence is None:
+        return None
+    try:
+        with transaction.atomic():
+            occurrence.save()
+    except IntegrityError:  # inserted meanwhile by a sweep that held the schedule before us
+        return pending.first()
+    return occurrence
+
+
+def _next_occurrence(schedule: RecurringSchedule, now: datetime) -> ScheduledOccurrence | None:
+    latest = (
+        schedule.occurrences.filter(
+            manual=False,
+            schedule_version=schedule.version,
+            status__in=[Status.DELIVERED, Status.EXPIRED],
+        )
+        .order_by("-due_at")
+        .first()
+    )
+    if latest is not None:
+        latest.schedule = schedule
+        return occurrence_successor(latest, now=now, conf=recurring_settings())
+    fire = schedule.next_fire_after(now)
+    return _occurrence(schedule, fire) if fire is not None else None
+
+
+def schedule_trigger(*, schedule: RecurringSchedule) -> ScheduledOccurrence:
+    """Fire now, once, outside the timeline: the next sweep publishes it."""
+    occurrence = _occurrence(schedule, django_timezone.now(), manual=True)
+    occurrence.save()
+    return occurrence
+
+
+def schedule_preview(
+    *, schedule: RecurringSchedule, count: int, after: datetime | None = None
+) -> list[datetime]:
+    """The next `count` fire times (fewer if the schedule ends)."""
+    times: list[datetime] = []
+    current = after or django_timezone.now()
+    while len(times) < count:
+        fire = schedule.next_fire_after(current)
+        if fire is None:
+            break
+        times.append(fire)
+        current = fire
+    return times
+
+
+def schedule_set_enabled(*, schedule: RecurringSchedule, enabled: bool) -> bool:
+    """Enable or disable; returns whether anything changed."""
+    if schedule.enabled == enabled:
+        return False
+    schedule.enabled = enabled
+    schedule.save()
+    return True
+
+
+def occurrence_skip(*, occurrence: ScheduledOccurrence) -> ScheduledOccurrence | None:
+    """Cancel one pending occurrence and materialise the one after it."""
+    with transaction.atomic():
+        schedule = RecurringSchedule.objects.select_for_update().get(pk=occurrence.schedule_id)
+        rows = ScheduledOccurrence.objects.filter(pk=occurrence.pk)
+        if not rows.cancel("skipped"):
+            return None
+        if occurrence.manual or occurrence.schedule_version != schedule.version:
+            return None
+        fire = schedule.next_fire_after(occurrence.due_at)
+        if fire is None or not schedule.enabled:
+            return None
+        successor = _occurrence(schedule, fire)
+        successor.save()
+        return successor
