@@ -120,6 +120,7 @@ def sweep_batch(
     plan = BatchPlan()
     try:
         with transaction.atomic():
+            relax_commit_durability()
             cutoff = require_aware(now, "now") if now is not None else database_now()
             rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size)
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
@@ -134,6 +135,15 @@ def sweep_batch(
             last_error=str(exc)[:2000], updated_at=Now()
         )
         return BatchResult(claimed=len(rows), error=str(exc))
+
+
+def relax_commit_durability() -> None:
+    # Safe for our guarantees: the batch is published before this commit, so a commit lost in
+    # a crash only puts its rows back to pending, to be published again with the same ids (a
+    # duplicate that handlers absorb), never lost and never early. It saves a WAL flush per batch.
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
 
 
 def database_now() -> datetime:
