@@ -189,3 +189,6 @@ class ScheduledEventInline(admin.TabularInline):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+from scheduling import admin_jobs  # noqa: E402,F401

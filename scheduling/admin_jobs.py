@@ -1,0 +1,102 @@
+"""Admin for keyed jobs: each job with its runs inline, and every run with the framework's
+actions (cancel, reschedule, shift, deliver now, retry). Jobs are created over the API; here
+their payload and labels may be edited, through the same service as a PATCH."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from scheduling.admin import ScheduledEventAdmin, ScheduledEventInline, rows_changed
+from scheduling.jobs import (
+    CallbackType,
+    Job,
+    JobError,
+    JobFilter,
+    ScheduledJobRun,
+    check_labels,
+    check_payload,
+    job_cancel_many,
+    job_patch,
+)
+
+
+class JobForm(forms.ModelForm):
+    class Meta:
+        model = Job
+        fields = ("payload", "labels")
+
+    def clean_payload(self) -> Any:
+        return self._checked("payload", check_payload)
+
+    def clean_labels(self) -> Any:
+        return self._checked("labels", check_labels)
+
+    def _checked(self, name: str, check: Any) -> Any:
+        try:
+            return check(self.cleaned_data[name])
+        except JobError as exc:
+            raise forms.ValidationError(exc.message) from None
+
+
+class ScheduledJobRunInline(ScheduledEventInline):
+    model = ScheduledJobRun
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    form = JobForm
+    list_display = ("key", "target", "labels", "created_at", "updated_at")
+    search_fields = ("key",)
+    date_hierarchy = "created_at"
+    readonly_fields = ("key", "callback", "created_at", "updated_at")
+    fields = ("key", "callback", "payload", "labels", "created_at", "updated_at")
+    inlines = (ScheduledJobRunInline,)
+    actions = ("cancel_jobs",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # jobs come from PUT /api/jobs/{key}/
+
+    def save_model(
+        self, request: HttpRequest, obj: Job, form: forms.ModelForm, change: bool
+    ) -> None:
+        job_patch(key=obj.key, payload=obj.payload, labels=obj.labels)
+
+    @admin.display(description="Callback")
+    def target(self, obj: Job) -> str:
+        callback = obj.callback
+        if callback.get("type") == CallbackType.QUEUE:
+            return f"queue {callback.get('queue')}"
+        return f"task {callback.get('task')} on {callback.get('queue')}"
+
+    @admin.action(description="Cancel the pending runs of selected jobs", permissions=["change"])
+    def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        selection = JobFilter(keys=list(queryset.values_list("key", flat=True)))
+        reason = f"cancelled in the admin by {request.user.get_username()}"
+        count = job_cancel_many(selection=selection, reason=reason)
+        rows_changed(request, ScheduledJobRun._meta, "Cancelled", count)
+
+
+class CallbackTypeFilter(admin.SimpleListFilter):
+    title = "callback"
+    parameter_name = "callback"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> Any:
+        return CallbackType.choices
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() in CallbackType.values:
+            return queryset.filter(job__callback__type=self.value())
+        return queryset
+
+
+@admin.register(ScheduledJobRun)
+class ScheduledJobRunAdmin(ScheduledEventAdmin):
+    list_display = (*ScheduledEventAdmin.list_display, "job")
+    list_filter = (*ScheduledEventAdmin.list_filter, CallbackTypeFilter)
+    list_select_related = ("job",)
+    search_fields = ("job__key",)

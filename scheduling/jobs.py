@@ -1,0 +1,475 @@
+"""Keyed jobs: services outside this codebase schedule callbacks by key, over HTTP.
+
+A Job holds what to send (callback, payload, labels); its ScheduledJobRun rows hold when. The
+sweep reads the job while it publishes a run, so a change of payload reaches every pending run.
+
+Every write is a service below, one transaction each; the API and the admin call them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import reduce
+from operator import or_
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, models, transaction
+from django.db.models import Q, QuerySet
+
+from scheduling.base import (
+    ScheduledEvent,
+    ScheduledEventQuerySet,
+    Status,
+    iso_utc,
+    require_aware,
+)
+from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
+
+DEFAULT_MAX_INSTANTS = 1000
+DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024
+MAX_LABELS = 64
+MAX_LABEL_VALUE = 255
+
+KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
+QUEUE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
+TASK_PATTERN = re.compile(r"(?=.{1,200}$)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,62}")
+# The bulk actions' URLs: /api/jobs/cancel/ answers POST only, so no job can have these keys.
+RESERVED_KEYS = frozenset({"cancel", "reschedule"})
+# Keys kombu keeps next to the queues in the Redis broker database; pushing a list onto one
+# would fail the sweep's whole batch.
+KOMBU_REDIS_KEYS = frozenset({"unacked", "unacked_index", "unacked_mutex"})
+# RabbitMQ refuses to declare "amq." queues; Celery's control and event queues start "celery".
+RESERVED_QUEUE_PREFIXES = ("amq.", "celery")
+
+KEY_FORM = "1 to 200 letters, digits and . _ : @ - (starting with a letter or digit)"
+QUEUE_FORM = "1 to 200 letters, digits and . _ : - (starting with a letter or digit)"
+TASK_FORM = "a dotted Celery task name, e.g. billing.tasks.charge"
+LABEL_FORM = "1 to 63 letters, digits and . _ / - (starting with a letter or digit)"
+
+
+class JobError(ValueError):
+    """A value a caller sent is not acceptable; `field` names it, the message the accepted form."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class CallbackType(models.TextChoices):
+    QUEUE = "queue", "Plain JSON on a named queue"
+    TASK = "task", "Celery task"
+
+
+class JsonContainmentIndex(GinIndex):
+    """A GIN index (jsonb_path_ops) serving `column @> '{...}'`; a plain index elsewhere.
+
+    The embedded mode runs on SQLite, which has no GIN; a plain index there keeps one
+    migration for both back ends.
+    """
+
+    def __init__(self, *, fields: Sequence[str], name: str) -> None:
+        super().__init__(fields=fields, name=name, opclasses=["jsonb_path_ops"])
+
+    def deconstruct(self) -> Any:
+        path, args, kwargs = super().deconstruct()
+        kwargs.pop("opclasses", None)
+        return path, args, kwargs
+
+    def create_sql(self, model: Any, schema_editor: Any, using: str = "", **kwargs: Any) -> Any:
+        if schema_editor.connection.vendor == "postgresql":
+            return super().create_sql(model, schema_editor, using=using, **kwargs)
+        plain = models.Index(fields=list(self.fields), name=self.name)
+        return plain.create_sql(model, schema_editor, **kwargs)
+
+
+class Job(models.Model):
+    key = models.CharField(max_length=200, unique=True)
+    callback = models.JSONField(help_text='{"type": "queue", "queue": …} or {"type": "task", …}')
+    payload = models.JSONField(default=dict, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "scheduling_job"
+        ordering = ("key",)
+        indexes = [
+            # GET /api/jobs/?label.<name>=<value>: labels @> '{"<name>": "<value>"}'.
+            JsonContainmentIndex(fields=["labels"], name="scheduling_job_labels_gin"),
+            # GET /api/jobs/?payload.<path>=<value>: payload @> '{"<a>": {"<b>": <value>}}'.
+            JsonContainmentIndex(fields=["payload"], name="scheduling_job_payload_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ScheduledJobRun(ScheduledEvent):
+    """One instant of a job. Queue callbacks get plain JSON; task callbacks a Celery message."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="runs")
+
+    event_type = "scheduling.job"
+    related_for_event = ("job",)
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_job_run"
+
+    @property
+    def message_id(self) -> str:
+        """The id a consumer sees: stable across republishing, new with every reschedule."""
+        if self.job.callback.get("type") == CallbackType.QUEUE:
+            return f"{self.job.key}:{self.pk}:v{self.version}"
+        return self.event_id
+
+    def event_data(self) -> dict[str, Any]:
+        return {"key": self.job.key, "payload": self.job.payload, "labels": self.job.labels}
+
+    def queue_body(self, published_at: str) -> dict[str, Any]:
+        return {
+            "id": self.message_id,
+            "key": self.job.key,
+            "scheduled_for": iso_utc(self.due_at),
+            "published_at": published_at,
+            "payload": self.job.payload,
+            "labels": self.job.labels,
+        }
+
+    def to_message(self, published_at: str) -> OutgoingMessage:
+        callback = self.job.callback
+        if callback.get("type") == CallbackType.QUEUE:
+            return OutgoingJson(queue=callback["queue"], body=self.queue_body(published_at))
+        if callback.get("type") == CallbackType.TASK:
+            return OutgoingTask(
+                task_name=callback["task"],
+                queue=callback["queue"],
+                task_id=self.event_id,
+                kwargs={"event": self.to_event(published_at)},
+            )
+        raise ValueError(f"job {self.job.key!r} has an unknown callback {callback!r}")
+
+
+# --- limits and checks -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobLimits:
+    max_instants: int
+    max_payload_bytes: int
+
+
+def job_limits() -> JobLimits:
+    return JobLimits(
+        max_instants=_positive_setting("SCHEDULING_JOB_MAX_INSTANTS", DEFAULT_MAX_INSTANTS),
+        max_payload_bytes=_positive_setting(
+            "SCHEDULING_JOB_MAX_PAYLOAD_BYTES", DEFAULT_MAX_PAYLOAD_BYTES
+        ),
+    )
+
+
+def _positive_setting(name: str, default: int) -> int:
+    value = getattr(settings, name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected an integer >= 1.")
+    return value
+
+
+def check_key(key: str) -> str:
+    if not KEY_PATTERN.fullmatch(key):
+        raise JobError("key", f"Enter a key of {KEY_FORM}; got {key[:250]!r}.")
+    if key in RESERVED_KEYS:
+        raise JobError("key", f"{key!r} is reserved; any other key of {KEY_FORM} is accepted.")
+    return key
+
+
+def check_schedules(schedules: Iterable[datetime]) -> list[datetime]:
+    """The instants in UTC, in order; refuses naive, duplicate, or too many instants."""
+    try:
+        instants = [require_aware(value, "schedules").astimezone(UTC) for value in schedules]
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise JobError("schedules", str(exc)) from None
+    limit = job_limits().max_instants
+    if len(instants) > limit:
+        raise JobError("schedules", f"At most {limit} instants per job; got {len(instants)}.")
+    duplicates = sorted(iso_utc(i) for i, n in Counter(instants).items() if n > 1)
+    if duplicates:
+        raise JobError("schedules", f"Each instant once; repeated: {', '.join(duplicates)}.")
+    return sorted(instants)
+
+
+def check_payload(payload: object) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise JobError("payload", f"Enter a JSON object, e.g. {{}}; got {_json_kind(payload)}.")
+    size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
+    limit = job_limits().max_payload_bytes
+    if size > limit:
+        raise JobError("payload", f"At most {limit} bytes of JSON per job; got {size}.")
+    return payload
+
+
+def check_labels(labels: object) -> dict[str, str]:
+    if not isinstance(labels, dict):
+        raise JobError("labels", f"Enter a JSON object of strings; got {_json_kind(labels)}.")
+    if len(labels) > MAX_LABELS:
+        raise JobError("labels", f"At most {MAX_LABELS} labels; got {len(labels)}.")
+    for name, value in labels.items():
+        check_label_name(name, "labels")
+        if not isinstance(value, str) or len(value) > MAX_LABEL_VALUE:
+            raise JobError(
+                "labels", f"{name}: enter a string of at most {MAX_LABEL_VALUE} characters."
+            )
+    return labels
+
+
+def check_label_name(name: str, field: str) -> str:
+    if not LABEL_PATTERN.fullmatch(name):
+        raise JobError(field, f"Label names are {LABEL_FORM}; got {name[:100]!r}.")
+    return name
+
+
+def check_callback(callback: object) -> dict[str, str]:
+    """The callback in its stored form: a task's queue is resolved by Celery's routes."""
+    forms = '{"type": "queue", "queue": "<name>"} or {"type": "task", "task": "<name>"}'
+    if not isinstance(callback, dict) or callback.get("type") not in CallbackType.values:
+        raise JobError("callback", f"Enter {forms}; unknown callback {_short(callback)}.")
+    if callback["type"] == CallbackType.QUEUE:
+        _only_keys(callback, {"type", "queue"})
+        return {"type": CallbackType.QUEUE, "queue": check_json_queue(callback.get("queue"))}
+    _only_keys(callback, {"type", "task", "queue"})
+    task = callback.get("task")
+    if not isinstance(task, str) or not TASK_PATTERN.fullmatch(task):
+        raise JobError("callback", f"task: enter {TASK_FORM}; got {_short(task)}.")
+    if task.startswith(("celery.", "scheduling.")):
+        raise JobError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
+    queue = callback.get("queue") or task_route(task)
+    return {"type": CallbackType.TASK, "task": task, "queue": check_queue_name(queue)}
+
+
+def check_json_queue(queue: object) -> str:
+    """A queue for plain JSON must not be one that Celery workers or kombu read."""
+    name = check_queue_name(queue)
+    if name.startswith(RESERVED_QUEUE_PREFIXES):
+        prefixes = " or ".join(RESERVED_QUEUE_PREFIXES)
+        raise JobError("callback", f"queue: names starting with {prefixes} are reserved.")
+    if name in celery_queues() or name in KOMBU_REDIS_KEYS:
+        raise JobError(
+            "callback", f"queue: {name!r} carries Celery task messages; choose another name."
+        )
+    return name
+
+
+def check_queue_name(queue: object) -> str:
+    if not isinstance(queue, str) or not QUEUE_PATTERN.fullmatch(queue):
+        raise JobError("callback", f"queue: enter {QUEUE_FORM}; got {_short(queue)}.")
+    return queue
+
+
+def celery_queues() -> set[str]:
+    from scheduling.registry import queue_names  # the registry needs the app registry ready
+
+    conf = current_app.conf
+    routes = conf.task_routes if isinstance(conf.task_routes, dict) else {}
+    routed = {route["queue"] for route in routes.values() if isinstance(route, dict)}
+    return {*queue_names(), conf.task_default_queue, *routed} - {None}
+
+
+def task_route(task: str) -> str:
+    return str(current_app.amqp.router.route({}, task)["queue"].name)
+
+
+def _only_keys(callback: dict[str, Any], accepted: set[str]) -> None:
+    unknown = sorted(set(callback) - accepted)
+    if unknown:
+        names = ", ".join(sorted(accepted))
+        raise JobError("callback", f"Unknown {', '.join(unknown)}; accepted: {names}.")
+
+
+def _json_kind(value: object) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
+
+
+def _short(value: object) -> str:
+    return repr(value)[:100]
+
+
+# --- selection: the filters of the list and of the bulk actions ----------------------------
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Jobs by key, labels and payload fields, and (for runs) status.
+
+    Values are text, as in a query string: "42" matches the string "42" and the number 42,
+    "true" the string and the boolean. Several values of one filter match any of them; several
+    filters must all match.
+    """
+
+    keys: Sequence[str] = ()
+    key_prefix: str = ""
+    labels: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    payload: Mapping[tuple[str, ...], Sequence[str]] = field(default_factory=dict)
+    statuses: Sequence[str] = ()
+
+    def jobs(self) -> QuerySet[Job]:
+        jobs = Job.objects.filter(self._job_condition())
+        if self.statuses:
+            runs = ScheduledJobRun.objects.filter(status__in=self.statuses)
+            jobs = jobs.filter(pk__in=runs.values("job"))
+        return jobs
+
+    def runs(self) -> ScheduledEventQuerySet[ScheduledJobRun]:
+        # job IN (subquery) keeps the UPDATE on one table: the QuerySet's status re-check then
+        # applies to each row's newest version (see ScheduledEventQuerySet._rows_for_update).
+        runs = ScheduledJobRun.objects.filter(job__in=Job.objects.filter(self._job_condition()))
+        return runs.filter(status__in=self.statuses) if self.statuses else runs
+
+    def _job_condition(self) -> Q:
+        condition = Q()
+        if self.keys:
+            condition &= Q(key__in=self.keys)
+        if self.key_prefix:
+            condition &= Q(key__startswith=self.key_prefix)
+        for name, values in self.labels.items():
+            condition &= _any_of("labels", (name,), values, as_text=True)
+        for path, values in self.payload.items():
+            condition &= _any_of("payload", path, values, as_text=False)
+        return condition
+
+
+def _any_of(column: str, path: tuple[str, ...], values: Sequence[str], *, as_text: bool) -> Q:
+    candidates = [c for text in values for c in ([text] if as_text else _json_readings(text))]
+    return reduce(or_, (_json_equals(column, path, c) for c in candidates))
+
+
+def _json_readings(text: str) -> list[Any]:
+    """The text itself, and the number, boolean or null it spells, if any."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return [text]
+    scalar = parsed is None or isinstance(parsed, bool | int | float)
+    if not scalar or (isinstance(parsed, float) and not math.isfinite(parsed)):
+        return [text]
+    return [text, parsed]
+
+
+def _json_equals(column: str, path: tuple[str, ...], value: Any) -> Q:
+    if connection.vendor == "postgresql":
+        nested = reduce(lambda inner, key: {key: inner}, reversed(path), value)
+        return Q(**{f"{column}__contains": nested})  # @>, served by the GIN index
+    return Q(**{"__".join((column, *path)): value})  # the embedded SQLite mode: no @>
+
+
+# --- services ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def job_put(
+    *,
+    key: str,
+    schedules: Sequence[datetime],
+    callback: Mapping[str, Any],
+    payload: dict[str, Any],
+    labels: dict[str, str],
+) -> tuple[Job, bool]:
+    """Create or replace a job; its pending runs become exactly `schedules`. True if created.
+
+    Idempotent: an instant whose run is pending stays as it is, and an instant the sweep
+    already handled (delivered, expired or failed) is not scheduled again, so a retried PUT
+    publishes nothing twice. Runs no longer wanted are cancelled and kept as history.
+    """
+    fields = {
+        "callback": check_callback(dict(callback)),
+        "payload": check_payload(payload),
+        "labels": check_labels(labels),
+    }
+    instants = check_schedules(schedules)
+    job, created = Job.objects.select_for_update().get_or_create(
+        key=check_key(key), defaults=fields
+    )
+    if not created:
+        for name, value in fields.items():
+            setattr(job, name, value)
+        job.save()
+    _replace_pending_runs(job, instants)
+    return job, created
+
+
+def _replace_pending_runs(job: Job, instants: list[datetime]) -> None:
+    # FOR UPDATE waits for a sweep that holds one of these rows; once it commits, the row is
+    # delivered, no longer matches `pending`, and is counted with the handled ones below.
+    pending = list(job.runs.select_for_update().filter(status=Status.PENDING).order_by("pk"))
+    handled = set(
+        job.runs.filter(status__in=[Status.DELIVERED, Status.EXPIRED, Status.FAILED]).values_list(
+            "due_at", flat=True
+        )
+    )
+    wanted = set(instants) - handled
+    kept: dict[datetime, ScheduledJobRun] = {}
+    for run in pending:
+        if run.due_at in wanted and run.due_at not in kept:
+            kept[run.due_at] = run
+    kept_ids = {run.pk for run in kept.values()}
+    stale = [run.pk for run in pending if run.pk not in kept_ids]
+    ScheduledJobRun.objects.filter(pk__in=stale).cancel("replaced by a PUT of the job")
+    new = [ScheduledJobRun(job=job, due_at=at) for at in sorted(wanted - set(kept))]
+    ScheduledJobRun.objects.bulk_create(new)
+
+
+@transaction.atomic
+def job_patch(
+    *,
+    key: str,
+    callback: Mapping[str, Any] | None = None,
+    payload: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+) -> Job:
+    """Replace what is given of callback, payload and labels; pending runs publish the new ones."""
+    job = Job.objects.select_for_update().get(key=key)
+    if callback is not None:
+        job.callback = check_callback(dict(callback))
+    if payload is not None:
+        job.payload = check_payload(payload)
+    if labels is not None:
+        job.labels = check_labels(labels)
+    job.save()
+    return job
+
+
+@transaction.atomic
+def job_delete(*, key: str) -> int:
+    """Cancel a job's pending runs; the job and its history stay. Returns the runs cancelled."""
+    job = Job.objects.select_for_update().get(key=key)
+    return job.runs.cancel("job deleted")
+
+
+@transaction.atomic
+def job_cancel_many(*, selection: JobFilter, reason: str = "") -> int:
+    """Cancel the pending runs of the selected jobs; returns how many."""
+    return selection.runs().cancel(reason)
+
+
+@transaction.atomic
+def job_reschedule_many(
+    *, selection: JobFilter, due_at: datetime | None = None, shift: timedelta | None = None
+) -> int:
+    """Move the pending runs of the selected jobs to `due_at`, or by `shift`; returns how many."""
+    if (due_at is None) == (shift is None):
+        raise TypeError("give exactly one of due_at or shift")
+    runs = selection.runs()
+    return (
+        runs.shift(shift) if shift is not None else runs.reschedule(require_aware(due_at, "due_at"))
+    )

@@ -1,0 +1,52 @@
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from rest_framework.test import APIClient
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+JOB_PERMISSIONS = ("view_job", "add_job", "change_job", "delete_job")
+JOBS = "/api/jobs/"
+
+
+def user_with(username: str, *codenames: str) -> User:
+    user = User.objects.create_user(username, password="pw")
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="scheduling", codename__in=codenames)
+    )
+    return user
+
+
+def client_for(user: User | None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def operator(db: None) -> User:
+    return user_with("operator", *JOB_PERMISSIONS)
+
+
+@pytest.fixture
+def api(operator: User) -> APIClient:
+    return client_for(operator)
+
+
+@pytest.fixture
+def node_consumer() -> Path:
+    """The Node consumer script; its packages are installed by .ci/test (ensure_node_consumer)."""
+    if not (NODE_DIR / "node_modules" / "amqplib").is_dir():
+        pytest.fail(
+            "tests/jobs/node/node_modules is missing: run `npm ci --prefix tests/jobs/node` "
+            "(.ci/test does it) to install the Node consumer's amqplib"
+        )
+    return NODE_DIR / "consume.js"
+
+
+def put_job(client: APIClient, key: str, **body: Any) -> Any:
+    body.setdefault("schedules", ["2030-01-01T09:00:00Z"])
+    body.setdefault("callback", {"type": "queue", "queue": "reminders"})
+    return client.put(f"{JOBS}{key}/", body, format="json")
