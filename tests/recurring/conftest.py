@@ -1,30 +1,25 @@
 import base64
+import itertools
 import json
 from datetime import datetime
 from typing import Any
 
-import factory
 import time_machine
 
 from scheduling.dispatch import SweepResult, sweep
 from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
 from tests.conftest import CURRENT_TIME
 
-
-class ScheduleFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = RecurringSchedule
-
-    name = factory.Sequence(lambda n: f"schedule-{n}")
-    cron = "* * * * *"
-    queue = "reports"
-    starts_at = CURRENT_TIME
+NAMES = itertools.count()
 
 
 def make_schedule(**fields: Any) -> RecurringSchedule:
     """A schedule created at CURRENT_TIME (its first fire is the next minute by default)."""
+    defaults = {"cron": "* * * * *", "queue": "reports", "starts_at": CURRENT_TIME}
     with time_machine.travel(CURRENT_TIME, tick=False):
-        return ScheduleFactory(**fields)
+        return RecurringSchedule.objects.create(
+            **{"name": f"schedule-{next(NAMES)}", **defaults, **fields}
+        )
 
 
 def sweep_at(now: datetime) -> SweepResult:
