@@ -9,10 +9,11 @@ from django.test import override_settings
 
 from scheduling.dispatch import sweep
 from scheduling.models import ScheduledEvent
+from scheduling.tasks import EventHandlerTask
 from tests.conftest import queued_messages
 from trainings.kinds import InvitationStatus, NotificationKind, Phase
 from trainings.models import Invitation, PushNotification, ScheduledTrainingNotification
-from trainings.push import get_push_backend
+from trainings.push import Push, get_push_backend
 from trainings.services import (
     invitation_reply,
     questionnaire_answer,
@@ -212,3 +213,39 @@ def test_the_logging_backend_logs_instead_of_recording(training, run_due, caplog
 def test_an_unknown_backend_is_refused_with_the_setting_named():
     with pytest.raises(ImproperlyConfigured, match="TRAININGS_PUSH_BACKEND"):
         get_push_backend()
+
+
+class DownPushBackend:
+    """A push service that is down: every send fails."""
+
+    def send(self, pushes: list[Push]) -> None:
+        raise ConnectionError("push service unavailable")
+
+
+def test_the_handler_retries_failed_sends_with_backoff():
+    assert isinstance(send_training_reminder, EventHandlerTask)
+    assert send_training_reminder.autoretry_for == (Exception,)
+    assert send_training_reminder.max_retries == 12
+    assert send_training_reminder.retry_backoff
+    assert send_training_reminder.acks_late
+    assert send_training_reminder.reject_on_worker_lost
+
+
+def test_a_failed_push_leaves_the_row_unhandled_so_a_retry_delivers_it(
+    training, broker, frozen, settings
+):
+    frozen.move_to(START - timedelta(minutes=90))
+    sweep(ScheduledTrainingNotification, now=START - timedelta(minutes=90))
+    (message,) = queued_messages(broker, "trainings")
+    settings.TRAININGS_PUSH_BACKEND = "tests.trainings.test_tasks.DownPushBackend"
+
+    with pytest.raises(ConnectionError):
+        send_training_reminder(event_of(message))
+
+    row = ScheduledTrainingNotification.objects.get(pk=event_of(message)["pk"])
+    assert (row.status, row.handled_at) == (Status.DELIVERED, None)
+    assert pushes() == 0
+
+    settings.TRAININGS_PUSH_BACKEND = "trainings.push.RecordingPushBackend"
+    assert send_training_reminder(event_of(message)) == "sent 3"
+    assert pushes() == 3
