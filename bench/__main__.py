@@ -1,11 +1,35 @@
-"""python -m bench [drain] [--rows N] [--quick]: measure the sweep against the naive way.
+"""python -m bench [scenario ...] [--quick]
 
-Runs on its own database (scheduling_bench) and Redis database, never on development data.
+Scenarios: drain, lateness, scale, reschedule (runs after scale), create, memory; `all` (the
+default) runs them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
+Runs on its own database (scheduling_bench) and Redis databases 10/11, never on development
+data. Each figure is printed and appended to bench/results.jsonl.
 """
 
 import argparse
 import os
 import sys
+from collections.abc import Callable
+
+FULL = {
+    "drain": 1_000_000,
+    "rate": 1000,
+    "seconds": 60,
+    "small": 10_000,
+    "large": 10_000_000,
+    "create": 100_000,
+    "memory": 1_000_000,
+}
+QUICK = {
+    "drain": 20_000,
+    "rate": 200,
+    "seconds": 10,
+    "small": 10_000,
+    "large": 100_000,
+    "create": 10_000,
+    "memory": 50_000,
+}
+SCENARIOS = ["drain", "lateness", "scale", "reschedule", "create", "memory"]
 
 
 def configure() -> None:
@@ -16,19 +40,46 @@ def configure() -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
+def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
+    from bench.create import run_create
+    from bench.drain import run_drain
+    from bench.lateness import run_lateness
+    from bench.memory import run_memory
+    from bench.reschedule import run_reschedule
+    from bench.scale import run_scale
+
+    return {
+        "drain": lambda: run_drain(sizes["drain"]),
+        "lateness": lambda: run_lateness(sizes["rate"], sizes["seconds"]),
+        "scale": lambda: run_scale(sizes["small"], sizes["large"]),
+        "reschedule": lambda: (run_scale(sizes["small"], sizes["large"]), run_reschedule())[1],
+        "create": lambda: run_create(sizes["create"]),
+        "memory": lambda: run_memory(sizes["small"], sizes["memory"]),
+    }
+
+
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("scenario", nargs="?", default="drain", choices=["drain"])
-    parser.add_argument("--rows", type=int, default=None, help="due rows (default 100,000)")
-    parser.add_argument("--quick", action="store_true", help="20,000 rows")
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "scenarios", nargs="*", default=["all"], choices=[*SCENARIOS, "all", "chart"]
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
     args = parser.parse_args(argv)
+    if "chart" in args.scenarios:
+        from bench.chart import draw
+
+        draw()
+        return
     configure()
     from bench.database import prepare_database
 
     prepare_database()
-    from bench.drain import run_drain
-
-    run_drain(rows=args.rows or (20_000 if args.quick else 100_000))
+    chosen = SCENARIOS if "all" in args.scenarios else args.scenarios
+    if "scale" in chosen and "reschedule" in chosen:
+        chosen = [name for name in chosen if name != "scale"]  # reschedule runs scale first
+    available = runners(QUICK if args.quick else FULL)
+    for name in chosen:
+        available[name]()
 
 
 if __name__ == "__main__":

@@ -2,63 +2,77 @@
 
 (b) is what most code does: claim a batch, Celery `send_task` per row, commit.
 (c) claims and marks delivered without publishing: what the database alone allows.
+A real Celery worker then handles a sample of (a)'s messages, to prove they are valid.
 """
 
-import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
-from datetime import timedelta
-from pathlib import Path
 
-import redis
 from celery import current_app
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models.functions import Now
-from django.utils import timezone
+from django.db import transaction
 
-from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase
+from bench.common import broker, record, sql, timed, vacuum
+from purchases.models import ScheduledPurchase
 from scheduling.base import Status, iso_utc
 from scheduling.broker import OutgoingTask
-from scheduling.dispatch import claim_due, database_now, sweep
+from scheduling.dispatch import claim_due, database_now, mark_delivered, sweep
 
-RESULTS = Path(__file__).resolve().parent / "results.jsonl"
 BATCH = 1000
+SAMPLE = 200
+PURCHASE_TABLES = (
+    "scheduled_purchase",
+    "purchases_purchase",
+    "purchases_customer",
+    "purchases_track",
+    "purchases_release",
+    "purchases_artist",
+    "purchases_account",
+)
 
 
-def make_rows(count: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "TRUNCATE scheduled_purchase, purchases_purchase, purchases_customer,"
-            " purchases_track, purchases_release, purchases_artist, purchases_account CASCADE"
-        )
-    account = Account.objects.create(name="bench")
-    release = Release.objects.create(
-        artist=Artist.objects.create(name="bench", account=account),
-        title="bench",
-        release_date=timezone.now() - timedelta(minutes=5),
+def make_rows(count: int, *, due_in: str = "-5 minutes", spread: str = "1 microsecond") -> None:
+    """`count` paid pre-orders of one release, each with its fulfillment row.
+
+    Row i is due at now + due_in + i * spread (SQL intervals).
+    """
+    sql("TRUNCATE " + ", ".join(PURCHASE_TABLES) + " CASCADE")
+    sql("INSERT INTO purchases_account (name) VALUES ('bench')")
+    sql("INSERT INTO purchases_artist (name, account_id) SELECT 'bench', id FROM purchases_account")
+    sql(
+        "INSERT INTO purchases_release (artist_id, title, release_date)"
+        " SELECT id, 'bench', now() FROM purchases_artist"
     )
-    customers = Customer.objects.bulk_create(
-        Customer(email=f"c{i}@bench.test", name=f"c{i}") for i in range(count)
+    sql(
+        "INSERT INTO purchases_customer (email, name)"
+        " SELECT 'c' || g || '@bench.test', 'c' || g FROM generate_series(1, %s) g",
+        [count],
     )
-    purchases = Purchase.objects.bulk_create(
-        Purchase(customer=c, release=release) for c in customers
+    sql(
+        "INSERT INTO purchases_purchase (customer_id, release_id, status, created_at)"
+        " SELECT c.id, r.id, 'paid', now() FROM purchases_customer c, purchases_release r"
     )
-    due = timezone.now() - timedelta(minutes=5)
-    ScheduledPurchase.objects.bulk_create(
-        (
-            ScheduledPurchase(purchase=p, due_at=due + timedelta(microseconds=i))
-            for i, p in enumerate(purchases)
-        ),
-        batch_size=5000,
+    sql(
+        "INSERT INTO scheduled_purchase (due_at, status, version, attempts, delivered_at,"
+        " handled_at, cancelled_at, cancel_reason, last_error, created_at, updated_at,"
+        " purchase_id, track_id)"
+        " SELECT now() + %s::interval + row_number() OVER (ORDER BY p.id) * %s::interval,"
+        " 'pending', 1, 0, NULL, NULL, NULL, '', '', now(), now(), p.id, NULL"
+        " FROM purchases_purchase p",
+        [due_in, spread],
     )
+    vacuum(*PURCHASE_TABLES)
 
 
 def reset_rows() -> None:
-    ScheduledPurchase.objects.update(status=Status.PENDING, delivered_at=None, attempts=0)
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE scheduled_purchase")
-    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+    ScheduledPurchase.objects.update(
+        status=Status.PENDING, delivered_at=None, handled_at=None, attempts=0
+    )
+    vacuum("scheduled_purchase")
+    broker().flushdb()
 
 
 def drain_with_sweep() -> None:
@@ -72,7 +86,7 @@ def drain_naive() -> None:
         while True:
             with transaction.atomic():
                 rows = claim_due(ScheduledPurchase, cutoff=database_now(), limit=BATCH)
-                published_at = iso_utc(timezone.now())
+                published_at = iso_utc(database_now())
                 for row in rows:
                     task = row.to_message(published_at)
                     assert isinstance(task, OutgoingTask)
@@ -83,9 +97,7 @@ def drain_naive() -> None:
                         queue=task.queue,
                         producer=producer,
                     )
-                ScheduledPurchase.objects.filter(pk__in=[r.pk for r in rows]).update(
-                    status=Status.DELIVERED, delivered_at=Now()
-                )
+                mark_delivered(ScheduledPurchase, [row.pk for row in rows])
             if len(rows) < BATCH:
                 return
 
@@ -94,45 +106,59 @@ def drain_ceiling() -> None:
     while True:
         with transaction.atomic():
             rows = claim_due(ScheduledPurchase, cutoff=database_now(), limit=BATCH)
-            ScheduledPurchase.objects.filter(pk__in=[r.pk for r in rows]).update(
-                status=Status.DELIVERED, delivered_at=Now()
-            )
+            mark_delivered(ScheduledPurchase, [row.pk for row in rows])
         if len(rows) < BATCH:
             return
 
 
-def measure(name: str, drain: Callable[[], None], rows: int) -> float:
+def measure(approach: str, drain: Callable[[], None], rows: int) -> float:
     reset_rows()
-    started = time.perf_counter()
-    drain()
-    elapsed = time.perf_counter() - started
+    with timed() as elapsed:
+        drain()
     delivered = ScheduledPurchase.objects.filter(status=Status.DELIVERED).count()
-    queued = redis.Redis.from_url(settings.CELERY_BROKER_URL).llen("purchases")
-    assert delivered == rows, f"{name}: {delivered} of {rows} delivered"
-    rate = rows / elapsed
-    print(
-        f"{name:<32} {rows:>9,} rows {elapsed:>8.2f} s {rate:>10,.0f} events/s  queued={queued:,}"
-    )
-    with RESULTS.open("a") as out:
-        out.write(
-            json.dumps(
-                {
-                    "scenario": "drain",
-                    "approach": name,
-                    "rows": rows,
-                    "seconds": round(elapsed, 3),
-                    "events_per_s": round(rate),
-                }
-            )
-            + "\n"
-        )
+    assert delivered == rows, f"{approach}: {delivered} of {rows} delivered"
+    rate = rows / elapsed[0]
+    record("drain", f"{approach} events/s", rate, "events/s", rows=rows, seconds=elapsed[0])
     return rate
 
 
+def handled_by_a_real_worker(sample: int) -> int:
+    """Keep `sample` of the sweep's messages, let a stock worker consume them, count effects."""
+    client = broker()
+    client.ltrim("purchases", 0, sample - 1)
+    env = {
+        **os.environ,
+        "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
+        "LOG_LEVEL": "WARNING",
+    }
+    command = [sys.executable, "-m", "celery", "-A", "project", "worker", "-Q", "purchases"]
+    command += ["-P", "solo", "--without-gossip", "--without-mingle", "-l", "warning"]
+    worker = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while client.llen("purchases") and time.monotonic() < deadline:
+            time.sleep(0.5)
+        time.sleep(2)  # the last message's transaction
+    finally:
+        worker.terminate()
+        worker.wait(30)
+    return ScheduledPurchase.objects.filter(handled_at__isnull=False).count()
+
+
 def run_drain(rows: int) -> None:
-    print(f"drain: creating {rows:,} past-due rows in scheduled_purchase ...")
+    print(
+        f"drain: {rows:,} past-due rows in scheduled_purchase (broker {settings.CELERY_BROKER_URL})"
+    )
     make_rows(rows)
     ours = measure("a) sweep (batched publisher)", drain_with_sweep, rows)
+    handled = handled_by_a_real_worker(min(SAMPLE, rows))
+    record("drain", "a) sample handled by a stock Celery worker", handled, "events")
     naive = measure("b) naive (send_task per row)", drain_naive, rows)
-    ceiling = measure("c) ceiling (claim + mark only)", drain_ceiling, rows)
-    print(f"a/b = {ours / naive:.1f}x   a/c = {ours / ceiling:.0%}")
+    ceiling = measure("c) ceiling (claim + mark, no publish)", drain_ceiling, rows)
+    record("drain", "a/b (x the naive way)", ours / naive, "x")
+    record("drain", "a/c (share of the claim ceiling)", ours / ceiling, "ratio")

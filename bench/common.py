@@ -1,0 +1,87 @@
+"""Shared by the scenarios: the results file, the printed table, bulk data made in SQL."""
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import connection
+
+RESULTS = Path(__file__).resolve().parent / "results.jsonl"
+
+
+def record(scenario: str, figure: str, value: float, unit: str, **extra: object) -> None:
+    """Print one figure and append it to bench/results.jsonl."""
+    shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3f}"
+    print(f"  {scenario:<11} {figure:<44} {shown:>12} {unit}")
+    entry = {"scenario": scenario, "figure": figure, "value": value, "unit": unit, **extra}
+    entry["at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with RESULTS.open("a") as out:
+        out.write(json.dumps(entry) + "\n")
+
+
+@contextmanager
+def timed() -> Iterator[list[float]]:
+    """`with timed() as elapsed:` ... `elapsed[0]` is the block's wall time in seconds."""
+    box = [0.0]
+    started = time.perf_counter()
+    yield box
+    box[0] = time.perf_counter() - started
+
+
+def sql(statement: str, params: list[Any] | None = None) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def vacuum(*tables: str) -> None:
+    for table in tables:
+        sql(f"VACUUM ANALYZE {connection.ops.quote_name(table)}")
+
+
+def broker() -> redis.Redis:
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL)
+
+
+TRAINING_TABLES = (
+    "scheduled_training_notification",
+    "trainings_pushnotification",
+    "trainings_invitation",
+    "trainings_questionnaireanswer",
+    "trainings_training",
+    "trainings_player",
+    "trainings_team",
+)
+
+
+def make_notification_rows(*, teams: int, rows_per_team: int, due_in: str) -> None:
+    """`teams` teams, one training each, `rows_per_team` pending rows per training.
+
+    Rows of one training differ by their signed offset (one second apart), so a team's rows
+    are what a join on training__team selects. `due_in` is an SQL interval from now.
+    """
+    sql("TRUNCATE " + ", ".join(TRAINING_TABLES) + " CASCADE")
+    sql(
+        "INSERT INTO trainings_team (name) SELECT 'team ' || g FROM generate_series(1, %s) g",
+        [teams],
+    )
+    sql(
+        "INSERT INTO trainings_training (team_id, start_at, end_at, questionnaires_enabled,"
+        " invitations_enabled, cancelled_at, created_at, updated_at)"
+        " SELECT id, now() + interval '30 days', now() + interval '30 days 2 hours', true, false,"
+        " NULL, now(), now() FROM trainings_team"
+    )
+    sql(
+        "INSERT INTO scheduled_training_notification (due_at, status, version, attempts,"
+        " delivered_at, handled_at, cancelled_at, cancel_reason, last_error, created_at,"
+        ' updated_at, training_id, kind, "offset")'
+        " SELECT now() + %s::interval + g * interval '1 microsecond', 'pending', 1, 0, NULL, NULL,"
+        " NULL, '', '', now(), now(), t.id, 'post_questionnaire', g * interval '1 second'"
+        " FROM trainings_training t CROSS JOIN generate_series(1, %s) g",
+        [due_in, rows_per_team],
+    )
+    vacuum(*TRAINING_TABLES)
