@@ -1,0 +1,245 @@
+"""`/api/schedules/`: recurring schedules by name, their fire-time preview, a manual trigger,
+and their occurrences. Writes go through the model's save(), which validates and keeps the
+pending occurrence in step."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import OuterRef, QuerySet, Subquery
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from scheduling.api.serializers import (
+    IsoDurationField,
+    ScheduledEventSerializer,
+    StrictDateTimeField,
+)
+from scheduling.api.views import ModelChangePermission, ModelViewPermission
+from scheduling.base import Status, iso_utc
+from scheduling.cron import time_zone
+from scheduling.recurring import (
+    RecurringSchedule,
+    ScheduledOccurrence,
+    schedule_errors,
+    schedule_preview,
+    schedule_trigger,
+)
+
+PREVIEW_MAX = 1000
+
+
+class LatenessField(IsoDurationField):
+    def to_representation(self, value: timedelta) -> str:
+        return compact_iso_duration(value)
+
+
+def compact_iso_duration(value: timedelta) -> str:
+    """PT15M, P1DT2H, PT0.5S: ISO 8601 with only the parts that are not zero."""
+    sign = "-" if value < timedelta(0) else ""
+    value = abs(value)
+    minutes, seconds = divmod(value.seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    second_text = f"{seconds}.{value.microseconds:06d}".rstrip("0").rstrip(".")
+    parts = [(hours, "H"), (minutes, "M")]
+    time = "".join(f"{n}{unit}" for n, unit in parts if n)
+    if seconds or value.microseconds:
+        time += f"{second_text}S"
+    day = f"{value.days}D" if value.days else ""
+    return f"{sign}P{day}{'T' + time if time else ''}" if day or time else "PT0S"
+
+
+class ScheduleSerializer(serializers.ModelSerializer):
+    starts_at = StrictDateTimeField(
+        required=False, help_text="Default: now. @every counts from here."
+    )
+    ends_at = StrictDateTimeField(required=False, allow_null=True)
+    max_lateness = LatenessField(
+        required=False, allow_null=True, help_text="ISO 8601, e.g. PT15M; later occurrences expire."
+    )
+    next_fire_at = StrictDateTimeField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = RecurringSchedule
+        fields = (
+            "name",
+            "cron",
+            "timezone",
+            "task",
+            "queue",
+            "payload_template",
+            "enabled",
+            "misfire_policy",
+            "max_lateness",
+            "starts_at",
+            "ends_at",
+            "version",
+            "last_fired_at",
+            "next_fire_at",
+            "created_at",
+            "updated_at",
+        )
+        read_only_fields = ("version", "last_fired_at", "created_at", "updated_at")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is None:
+            candidate = RecurringSchedule(**attrs)
+            check_fires = True
+        else:
+            candidate = copy.copy(self.instance)
+            for name, value in attrs.items():
+                setattr(candidate, name, value)
+            check_fires = candidate.timeline_changed()
+        errors = schedule_errors(candidate, check_fires=check_fires)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class OccurrenceSerializer(ScheduledEventSerializer):
+    fire_id = serializers.CharField(read_only=True)
+
+    class Meta(ScheduledEventSerializer.Meta):
+        model = ScheduledOccurrence
+        fields = (
+            *ScheduledEventSerializer.Meta.fields,
+            "fire_id",
+            "schedule_version",
+            "manual",
+            "missed_run",
+        )
+        read_only_fields = fields
+
+
+PreviewSerializer = inline_serializer(
+    "SchedulePreview",
+    {
+        "schedule": serializers.CharField(),
+        "timezone": serializers.CharField(),
+        "fire_times": inline_serializer(
+            "FireTime",
+            {
+                "at": serializers.DateTimeField(help_text="UTC"),
+                "local": serializers.CharField(help_text="The same instant in the schedule's zone"),
+            },
+            many=True,
+        ),
+    },
+)
+TriggerSerializer = inline_serializer(
+    "ScheduleTrigger",
+    {
+        "id": serializers.CharField(help_text="The published message's id"),
+        "occurrence": serializers.IntegerField(),
+        "due_at": serializers.DateTimeField(),
+    },
+)
+
+
+@contextmanager
+def as_bad_request() -> Iterator[None]:
+    """The model's ValidationError (which names the field) becomes a 400."""
+    try:
+        yield
+    except DjangoValidationError as exc:
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        raise serializers.ValidationError(detail) from None
+
+
+class ScheduleViewSet(viewsets.ModelViewSet):
+    serializer_class = ScheduleSerializer
+    permission_classes = [ModelViewPermission]
+    lookup_field = "name"
+    lookup_value_regex = r"[-a-zA-Z0-9_]+"
+    filterset_fields = ("enabled", "misfire_policy", "timezone", "task", "queue")
+
+    def get_queryset(self) -> QuerySet[RecurringSchedule]:
+        next_fire = ScheduledOccurrence.objects.filter(
+            schedule=OuterRef("pk"), status=Status.PENDING, manual=False
+        ).values("due_at")[:1]
+        return RecurringSchedule.objects.annotate(next_fire_at=Subquery(next_fire)).order_by("name")
+
+    def perform_create(self, serializer: serializers.BaseSerializer[Any]) -> None:
+        with as_bad_request():
+            serializer.save()
+
+    def perform_update(self, serializer: serializers.BaseSerializer[Any]) -> None:
+        with as_bad_request():
+            serializer.save()
+        # Answer with the new next fire time, which the save just materialised.
+        serializer.instance = self.stored(serializer)
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        self.perform_create(serializer)
+        stored = self.stored(serializer)
+        return Response(self.get_serializer(stored).data, status=status.HTTP_201_CREATED)
+
+    def stored(self, serializer: serializers.BaseSerializer[Any]) -> RecurringSchedule:
+        """The saved schedule as the API shows it, with its next fire time annotated."""
+        saved: RecurringSchedule = serializer.instance  # type: ignore[assignment]
+        return self.get_queryset().get(pk=saved.pk)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "count", int, description=f"How many fire times, 1-{PREVIEW_MAX} (default 10)."
+            )
+        ],
+        responses={200: PreviewSerializer},
+        summary="The next fire times, from now",
+    )
+    @action(detail=True, methods=["get"])
+    def preview(self, request: Request, name: str | None = None) -> Response:
+        schedule = self.get_object()
+        count = preview_count(request.query_params.get("count", "10"))
+        zone = time_zone(schedule.timezone)
+        times = schedule_preview(schedule=schedule, count=count)
+        fire_times = [{"at": iso_utc(t), "local": t.astimezone(zone).isoformat()} for t in times]
+        return Response(
+            {"schedule": schedule.name, "timezone": schedule.timezone, "fire_times": fire_times}
+        )
+
+    @extend_schema(
+        request=None,
+        responses={202: TriggerSerializer},
+        summary="Fire now, once, outside the timeline",
+        description="The next sweep publishes it; the schedule's own next fire is unchanged.",
+    )
+    @action(detail=True, methods=["post"], permission_classes=[ModelChangePermission])
+    def trigger(self, request: Request, name: str | None = None) -> Response:
+        occurrence = schedule_trigger(schedule=self.get_object())
+        body = {
+            "id": occurrence.fire_id,
+            "occurrence": occurrence.pk,
+            "due_at": iso_utc(occurrence.due_at),
+        }
+        return Response(body, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        responses={200: OccurrenceSerializer(many=True)}, summary="Occurrences, newest first"
+    )
+    @action(detail=True, methods=["get"])
+    def occurrences(self, request: Request, name: str | None = None) -> Response:
+        schedule = self.get_object()
+        rows = ScheduledOccurrence.objects.filter(schedule=schedule).select_related("schedule")
+        page = self.paginate_queryset(rows.order_by("-due_at", "-pk"))
+        data = OccurrenceSerializer(page if page is not None else rows, many=True).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
+
+
+def preview_count(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= PREVIEW_MAX:
+        raise serializers.ValidationError(
+            {"count": f"Enter a whole number from 1 to {PREVIEW_MAX}; got {value!r}."}
+        )
+    return int(value)

@@ -1,0 +1,224 @@
+"""REST: /api/schedules/ by name, preview, trigger, occurrences, and bad input refused."""
+
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+from django.contrib.auth.models import Permission, User
+from rest_framework.test import APIClient
+
+from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
+from tests.conftest import CURRENT_TIME
+from tests.recurring.conftest import json_bodies, make_schedule, pending, sweep_at
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/schedules/"
+VALID = {"name": "nightly-export", "cron": "0 3 * * *", "timezone": "Europe/Paris", "queue": "q"}
+
+
+def user_with(username: str, *codenames: str) -> User:
+    user = User.objects.create_user(username)
+    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
+    return user
+
+
+@pytest.fixture
+def api() -> APIClient:
+    client = APIClient()
+    client.force_authenticate(
+        user_with(
+            "operator",
+            *(f"{action}_recurringschedule" for action in ("view", "add", "change", "delete")),
+        )
+    )
+    return client
+
+
+@pytest.fixture
+def viewer_api() -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user_with("viewer", "view_recurringschedule"))
+    return client
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock():
+    with time_machine.travel(CURRENT_TIME, tick=False):
+        yield
+
+
+def test_anonymous_requests_are_refused():
+    assert APIClient().get(URL).status_code == 403
+
+
+def test_create_materialises_the_next_fire_and_answers_with_it(api):
+    response = api.post(URL, {**VALID, "payload_template": {"day": "${todaysDate}"}}, format="json")
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["next_fire_at"] == "2026-11-23T02:00:00Z"  # 03:00 in Paris
+    assert body["version"] == 1
+    assert body["misfire_policy"] == "fire_once"
+    schedule = RecurringSchedule.objects.get(name="nightly-export")
+    assert [row.due_at for row in pending(schedule)] == [datetime(2026, 11, 23, 2, tzinfo=UTC)]
+
+
+def test_schedules_are_read_updated_and_deleted_by_name(api):
+    api.post(URL, VALID, format="json")
+
+    assert api.get(URL + "nightly-export/").json()["cron"] == "0 3 * * *"
+    response = api.patch(URL + "nightly-export/", {"cron": "0 4 * * *"}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["version"] == 2
+    assert response.json()["next_fire_at"] == "2026-11-23T03:00:00Z"
+
+    assert api.delete(URL + "nightly-export/").status_code == 204
+    assert ScheduledOccurrence.objects.count() == 0
+    assert api.get(URL + "nightly-export/").status_code == 404
+
+
+def test_editing_only_the_payload_keeps_the_version(api):
+    api.post(URL, VALID, format="json")
+
+    response = api.patch(URL + "nightly-export/", {"payload_template": {"a": 1}}, format="json")
+
+    assert response.json()["version"] == 1
+
+
+def test_disabling_over_rest_cancels_the_next_fire(api):
+    api.post(URL, VALID, format="json")
+
+    response = api.patch(URL + "nightly-export/", {"enabled": False}, format="json")
+
+    assert response.json()["next_fire_at"] is None
+    assert ScheduledOccurrence.objects.filter(status="pending").count() == 0
+
+
+def test_max_lateness_is_iso_8601_both_ways(api):
+    response = api.post(URL, {**VALID, "max_lateness": "PT15M"}, format="json")
+
+    assert response.json()["max_lateness"] == "PT15M"
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"cron": "0 3 * *"}, "cron", "cron has 4 fields; expected 5"),
+        ({"cron": "0 25 * * *"}, "cron", 'hour field "25" is not valid; expected 0-23'),
+        ({"cron": "@every 1 hour"}, "cron", "@every duration '1 hour' is not valid"),
+        ({"timezone": "Europe/Pariss"}, "timezone", "is not a known IANA time zone name"),
+        ({"task": "reports.build"}, "task", "Set exactly one target"),
+        ({"queue": ""}, "queue", "Set exactly one target"),
+        ({"payload_template": {"a": "${nope}"}}, "payload_template", "unknown variable ${nope}"),
+        ({"starts_at": "2026-12-01T00:00:00"}, "starts_at", "has no offset"),
+        ({"ends_at": "2026-01-01T00:00:00Z"}, "ends_at", "must be after starts_at"),
+        ({"max_lateness": "15 minutes"}, "max_lateness", "Enter an ISO 8601 duration"),
+        ({"max_lateness": "-PT5M"}, "max_lateness", "positive duration"),
+        ({"misfire_policy": "later"}, "misfire_policy", "is not a valid choice"),
+        ({"name": "Nightly Export!"}, "name", "slug"),
+        ({"cron": "@at 2020-01-01T00:00:00Z"}, "cron", "never fires"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_field(api, change, field, message):
+    response = api.post(URL, {**VALID, **change}, format="json")
+
+    assert response.status_code == 400, response.content
+    assert message in " ".join(response.json()[field])
+    assert RecurringSchedule.objects.count() == 0
+
+
+def test_a_duplicate_name_is_refused(api):
+    api.post(URL, VALID, format="json")
+
+    response = api.post(URL, VALID, format="json")
+
+    assert response.status_code == 400
+    assert "name" in response.json()
+
+
+def test_a_bad_update_changes_nothing(api):
+    api.post(URL, VALID, format="json")
+
+    response = api.patch(URL + "nightly-export/", {"cron": "0 3 * * * * * *"}, format="json")
+
+    assert response.status_code == 400
+    assert RecurringSchedule.objects.get().cron == "0 3 * * *"
+
+
+def test_preview_lists_the_next_fire_times(api):
+    api.post(URL, {**VALID, "cron": "0 9 * * MON-FRI"}, format="json")
+
+    response = api.get(URL + "nightly-export/preview/?count=3")
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "schedule": "nightly-export",
+        "timezone": "Europe/Paris",
+        "fire_times": [
+            {"at": "2026-11-23T08:00:00Z", "local": "2026-11-23T09:00:00+01:00"},
+            {"at": "2026-11-24T08:00:00Z", "local": "2026-11-24T09:00:00+01:00"},
+            {"at": "2026-11-25T08:00:00Z", "local": "2026-11-25T09:00:00+01:00"},
+        ],
+    }
+    assert len(api.get(URL + "nightly-export/preview/").json()["fire_times"]) == 10
+
+
+@pytest.mark.parametrize("count", ["0", "abc", "1001", "-1"])
+def test_preview_refuses_a_bad_count(api, count):
+    api.post(URL, VALID, format="json")
+
+    response = api.get(URL + f"nightly-export/preview/?count={count}")
+
+    assert response.status_code == 400
+    assert "count" in response.json()
+
+
+def test_trigger_fires_once_now_and_leaves_the_timeline_alone(api, broker):
+    api.post(URL, VALID, format="json")
+
+    response = api.post(URL + "nightly-export/trigger/")
+
+    assert response.status_code == 202
+    sweep_at(CURRENT_TIME)
+    [body] = json_bodies(broker, "q")
+    assert body["id"] == response.json()["id"]
+    assert body["manual"] is True
+    assert api.get(URL + "nightly-export/").json()["next_fire_at"] == "2026-11-23T02:00:00Z"
+
+
+def test_triggering_needs_the_change_permission(viewer_api):
+    make_schedule(name="report")
+
+    assert viewer_api.get(URL + "report/").status_code == 200
+    assert viewer_api.post(URL + "report/trigger/").status_code == 403
+    assert viewer_api.patch(URL + "report/", {"enabled": False}, format="json").status_code == 403
+
+
+def test_occurrences_are_listed_newest_first(api):
+    schedule = make_schedule(name="report")
+    sweep_at(CURRENT_TIME.replace(minute=1))
+
+    rows = api.get(URL + "report/occurrences/").json()["results"]
+
+    assert [row["status"] for row in rows] == ["pending", "delivered"]
+    assert rows[1]["fire_id"] == f"report-{int(CURRENT_TIME.timestamp()) + 60}"
+    assert rows[0]["schedule_version"] == schedule.version
+
+
+def test_the_list_filters_on_enabled(api):
+    make_schedule(name="on")
+    make_schedule(name="off", enabled=False)
+
+    names = [row["name"] for row in api.get(URL + "?enabled=false").json()["results"]]
+
+    assert names == ["off"]
+
+
+def test_the_openapi_schema_describes_the_schedules(api):
+    response = api.get("/api/schema/?format=json")
+
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    assert "/api/schedules/{name}/preview/" in paths
+    assert "/api/schedules/{name}/trigger/" in paths
