@@ -1,0 +1,9 @@
+from django.db import migrations
+
+from scheduling.operations import TuneScheduledTable
+
+
+class Migration(migrations.Migration):
+    dependencies = [("testapp", "0002_notice")]
+
+    operations = [TuneScheduledTable("scheduled_ping"), TuneScheduledTable("scheduled_notice")]
