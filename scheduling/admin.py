@@ -192,3 +192,7 @@ class ScheduledEventInline(admin.TabularInline):
 
 
 from scheduling import admin_jobs  # noqa: E402,F401
+
+
+# isort: split
+from scheduling import admin_recurring  # noqa: E402,F401

@@ -485,18 +485,17 @@ def schedule_set_enabled(*, schedule: RecurringSchedule, enabled: bool) -> bool:
     return True
 
 
-def occurrence_skip(*, occurrence: ScheduledOccurrence) -> ScheduledOccurrence | None:
-    """Cancel one pending occurrence and materialise the one after it."""
+def occurrence_skip(*, occurrence: ScheduledOccurrence) -> bool:
+    """Cancel one pending occurrence and materialise the one after it; False if it was no
+    longer pending."""
     with transaction.atomic():
+        # The schedule first, as every editor does (see the module docstring).
         schedule = RecurringSchedule.objects.select_for_update().get(pk=occurrence.schedule_id)
-        rows = ScheduledOccurrence.objects.filter(pk=occurrence.pk)
-        if not rows.cancel("skipped"):
-            return None
+        if not ScheduledOccurrence.objects.filter(pk=occurrence.pk).cancel("skipped"):
+            return False
         if occurrence.manual or occurrence.schedule_version != schedule.version:
-            return None
+            return True
         fire = schedule.next_fire_after(occurrence.due_at)
-        if fire is None or not schedule.enabled:
-            return None
-        successor = _occurrence(schedule, fire)
-        successor.save()
-        return successor
+        if fire is not None and schedule.enabled:
+            _occurrence(schedule, fire).save()
+        return True

@@ -1,0 +1,153 @@
+"""Admin: schedules listed with next and last fire, the enabled toggle, a fire-time preview,
+actions; occurrences with the framework's actions plus skip."""
+
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+
+from scheduling.recurring import RecurringSchedule
+from tests.conftest import CURRENT_TIME
+from tests.recurring.conftest import make_schedule, pending, sweep_at
+
+pytestmark = pytest.mark.django_db
+
+SCHEDULES = "/admin/scheduling/recurringschedule/"
+OCCURRENCES = "/admin/scheduling/scheduledoccurrence/"
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock():
+    with time_machine.travel(CURRENT_TIME, tick=False):
+        yield
+
+
+def form_data(**fields):
+    data = {
+        "name": "nightly",
+        "enabled": "on",
+        "cron": "0 3 * * *",
+        "timezone": "Europe/Paris",
+        "task": "",
+        "queue": "exports",
+        "payload_template": '{"day": "${yesterdaysDate}"}',
+        "starts_at_0": "2026-11-22",
+        "starts_at_1": "12:00:00",
+        "ends_at_0": "",
+        "ends_at_1": "",
+        "misfire_policy": "fire_once",
+        "max_lateness": "",
+    }
+    return {**data, **fields}
+
+
+def test_the_list_shows_next_and_last_fire_times(admin_client):
+    make_schedule(name="every-minute")
+    sweep_at(CURRENT_TIME.replace(minute=1))
+
+    response = admin_client.get(SCHEDULES)
+
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "every-minute" in content
+    assert "Next fire" in content
+    assert "Nov. 22, 2026, 12:02 p.m." in content  # next fire
+    assert "Nov. 22, 2026, 12:01 p.m." in content  # last fired
+
+
+def test_the_enabled_toggle_on_the_list_cancels_the_pending_occurrence(admin_client):
+    schedule = make_schedule(name="toggle")
+
+    response = admin_client.post(
+        SCHEDULES,
+        {
+            "form-TOTAL_FORMS": "1",
+            "form-INITIAL_FORMS": "1",
+            "form-0-id": str(schedule.pk),
+            "_save": "Save",
+        },
+    )
+
+    assert response.status_code == 302
+    schedule.refresh_from_db()
+    assert schedule.enabled is False
+    assert pending(schedule) == []
+
+
+def test_adding_a_schedule_materialises_its_next_fire(admin_client):
+    response = admin_client.post(SCHEDULES + "add/", form_data())
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    schedule = RecurringSchedule.objects.get(name="nightly")
+    assert [row.due_at for row in pending(schedule)] == [datetime(2026, 11, 23, 2, tzinfo=UTC)]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"cron": "0 3 * * * * * *"}, "cron has 8 fields"),
+        ({"timezone": "Paris"}, "is not a known IANA time zone name"),
+        ({"task": "exports.build"}, "Set exactly one target"),
+        ({"payload_template": '{"a": "${later}"}'}, "unknown variable ${later}"),
+    ],
+)
+def test_the_form_refuses_bad_input_with_the_reason(admin_client, fields, message):
+    response = admin_client.post(SCHEDULES + "add/", form_data(**fields))
+
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not RecurringSchedule.objects.exists()
+
+
+def test_the_form_previews_the_next_ten_fire_times(admin_client):
+    schedule = make_schedule(name="weekdays", cron="0 9 * * MON-FRI", timezone="Europe/Paris")
+
+    content = admin_client.get(SCHEDULES + f"{schedule.pk}/change/").content.decode()
+
+    assert "Next 10 fire times" in content
+    assert "Mon 2026-11-23 09:00:00 CET" in content
+    assert content.count("09:00:00 CET") == 10
+
+
+def test_editing_the_cron_in_the_form_replaces_the_next_fire(admin_client):
+    schedule = make_schedule(name="nightly", cron="0 1 * * *", timezone="Europe/Paris")
+
+    response = admin_client.post(SCHEDULES + f"{schedule.pk}/change/", form_data())
+
+    assert response.status_code == 302
+    schedule.refresh_from_db()
+    assert schedule.version == 2
+    assert [row.due_at for row in pending(schedule)] == [datetime(2026, 11, 23, 2, tzinfo=UTC)]
+
+
+def test_trigger_and_disable_actions(admin_client):
+    schedule = make_schedule(name="report")
+
+    admin_client.post(
+        SCHEDULES, {"action": "trigger_now", ACTION_CHECKBOX_NAME: [schedule.pk], "index": 0}
+    )
+    assert schedule.occurrences.filter(manual=True, status="pending").count() == 1
+
+    admin_client.post(
+        SCHEDULES, {"action": "disable", ACTION_CHECKBOX_NAME: [schedule.pk], "index": 0}
+    )
+    schedule.refresh_from_db()
+    assert schedule.enabled is False
+    assert schedule.occurrences.filter(manual=False, status="pending").count() == 0
+
+
+def test_occurrences_list_and_skip(admin_client):
+    schedule = make_schedule(name="hourly", cron="0 * * * *")
+    [occurrence] = pending(schedule)
+
+    listing = admin_client.get(OCCURRENCES + f"?schedule__id__exact={schedule.pk}")
+    assert listing.status_code == 200
+    assert f"hourly-{int(occurrence.due_at.timestamp())}" in listing.content.decode()
+
+    admin_client.post(
+        OCCURRENCES, {"action": "skip_rows", ACTION_CHECKBOX_NAME: [occurrence.pk], "index": 0}
+    )
+    occurrence.refresh_from_db()
+    assert occurrence.status == "cancelled"
+    assert [row.due_at for row in pending(schedule)] == [CURRENT_TIME.replace(hour=14)]
