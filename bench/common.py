@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import connection
 
 RESULTS = Path(__file__).resolve().parent / "results.jsonl"
+LATENESS_SAMPLES = Path(__file__).resolve().parent / "lateness-latest.json"
 
 
 def record(scenario: str, figure: str, value: float, unit: str, **extra: object) -> None:

@@ -5,6 +5,7 @@ database's delivered_at (set in the publishing transaction) is checked against d
 """
 
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import orjson
 from django.conf import settings
 from django.db.models import F
 
-from bench.common import broker, record
+from bench.common import LATENESS_SAMPLES, broker, record
 from bench.drain import make_rows
 from purchases.models import ScheduledPurchase
 from scheduling.base import Status
@@ -67,6 +68,7 @@ def run_lateness(rate: int, seconds: int) -> None:
 
 def report(total: int) -> None:
     late = lateness_of_messages()
+    LATENESS_SAMPLES.write_text(json.dumps(late))
     record("lateness", "events published", len(late), "events", expected=total)
     record("lateness", "p50 published - due", percentile(late, 0.50), "s")
     record("lateness", "p99 published - due", percentile(late, 0.99), "s")
