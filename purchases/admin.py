@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
 from purchases.services import purchase_refund, release_move, track_move
-from scheduling.admin import ScheduledEventAdmin, ScheduledEventInline
+from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
 
 
 @admin.register(Account)
@@ -39,6 +39,7 @@ class TrackInline(admin.TabularInline):
     model = Track
     extra = 0
     fields = ("position", "title", "release_date")
+    formfield_overrides = STORABLE_DATETIMES
 
 
 @admin.register(Release)
@@ -50,6 +51,7 @@ class ReleaseAdmin(admin.ModelAdmin):
     date_hierarchy = "release_date"
     inlines = (TrackInline,)
     readonly_fields = ("scheduled_rows",)
+    formfield_overrides = STORABLE_DATETIMES
 
     @admin.display(description="Scheduled emails")
     def scheduled_rows(self, obj: Release) -> str:

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from purchases.models import Customer, Purchase, Release, ScheduledPurchase, Track
+from scheduling.api.serializers import storable_utc
 from scheduling.base import require_aware
 
 DOWNLOAD_SALT = "purchases.download"
@@ -52,7 +53,7 @@ def purchase_create(*, customer: Customer, release: Release) -> Purchase:
 @transaction.atomic
 def release_move(*, release: Release, release_date: datetime) -> int:
     """Move a release and its pending whole-release emails; returns the rows moved."""
-    require_aware(release_date, "release_date")
+    storable_utc(require_aware(release_date, "release_date"))
     locked = _lock_release(release.pk)
     locked.release_date = release.release_date = release_date
     locked.save(update_fields=["release_date"])
@@ -68,13 +69,15 @@ def track_move(*, track: Track, release_date: datetime | None) -> int:
     purchase still waiting for the release. With no date the track comes out with the release
     and its own pending emails are cancelled. Returns the rows moved, added or cancelled.
     """
+    if release_date is not None:
+        storable_utc(require_aware(release_date, "release_date"))
     _lock_release(track.release_id)
     track.release_date = release_date
     track.save(update_fields=["release_date"])
     rows = ScheduledPurchase.objects.filter(track=track)
     if release_date is None:
         return rows.cancel("track released with its release")
-    due_at = due_time(require_aware(release_date, "release_date"), timezone.now())
+    due_at = due_time(release_date, timezone.now())
     return rows.reschedule(due_at) + _schedule_track_for_waiting_purchases(track, due_at)
 
 

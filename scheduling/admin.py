@@ -9,19 +9,21 @@ could undo a concurrent sweep's `delivered`, so all scheduling fields are read-o
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin import widgets as admin_widgets
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template import engines
 from django.template.response import TemplateResponse
-from django.utils.dateparse import parse_duration
 
 from scheduling.api.filters import AwareDateTimeFormField
+from scheduling.api.serializers import parse_shift, storable_utc
 from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent
 
 ACTION_FORM_TEMPLATE = """{% extends "admin/base_site.html" %}
@@ -59,6 +61,29 @@ class RescheduleForm(forms.Form):
     )
 
 
+class StorableSplitDateTimeField(forms.SplitDateTimeField):
+    """The admin's date and time inputs, refusing what the database cannot store."""
+
+    def clean(self, value: Any) -> datetime | None:
+        cleaned = super().clean(value)
+        if cleaned is None:
+            return None
+        try:
+            return storable_utc(cleaned)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc), code="out_of_range") from None
+
+
+# For a domain admin's `formfield_overrides`: every datetime it edits is checked on the form,
+# before save_model hands it to a service.
+STORABLE_DATETIMES: dict[type[models.Field], dict[str, Any]] = {
+    models.DateTimeField: {
+        "form_class": StorableSplitDateTimeField,
+        "widget": admin_widgets.AdminSplitDateTime,
+    }
+}
+
+
 class ShiftForm(forms.Form):
     delta = forms.CharField(
         label="Shift by",
@@ -66,7 +91,10 @@ class ShiftForm(forms.Form):
     )
 
     def clean_delta(self) -> timedelta:
-        value = parse_duration(self.cleaned_data["delta"].strip())
+        try:
+            value = parse_shift(self.cleaned_data["delta"].strip())
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc), code="too_large") from None
         if value is None:
             raise forms.ValidationError("Enter an ISO 8601 duration, e.g. P7D or -PT2H.")
         if not value:

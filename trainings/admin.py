@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from scheduling.admin import ScheduledEventAdmin, ScheduledEventInline
+from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
 from trainings.models import (
     Invitation,
     Player,
@@ -19,7 +19,7 @@ from trainings.models import (
     Team,
     Training,
 )
-from trainings.services import training_cancel, training_create, training_move
+from trainings.services import check_times, training_cancel, training_create, training_move
 
 MOVABLE_FIELDS = ("start_at", "end_at")
 FIXED_AFTER_CREATION = ("team", "questionnaires_enabled", "invitations_enabled")
@@ -72,8 +72,21 @@ class InvitationInline(admin.TabularInline):
         return False
 
 
+class TrainingForm(ModelForm):
+    def clean(self) -> dict[str, Any]:
+        # The services' checks (every rung storable, too) on the form, before save_model runs one.
+        super().clean()
+        cleaned = self.cleaned_data
+        start_at, end_at = cleaned.get("start_at"), cleaned.get("end_at")
+        if start_at is not None and end_at is not None:
+            check_times(start_at=start_at, end_at=end_at)
+        return cleaned
+
+
 @admin.register(Training)
 class TrainingAdmin(admin.ModelAdmin):
+    form = TrainingForm
+    formfield_overrides = STORABLE_DATETIMES
     list_display = (
         "__str__",
         "team",

@@ -19,6 +19,10 @@ OFFSETS: dict[NotificationKind, tuple[timedelta, ...]] = {
     NotificationKind.INVITATION: INVITATION,
 }
 
+# The earliest rung counts back from the start, the latest forward from the end.
+EARLIEST = min(PRE_QUESTIONNAIRE + INVITATION)
+LATEST = max(POST_QUESTIONNAIRE)
+
 # Kinds whose offsets count from the training's start; the others count from its end.
 FROM_START = frozenset({NotificationKind.PRE_QUESTIONNAIRE, NotificationKind.INVITATION})
 

@@ -12,6 +12,7 @@ from django.db.models.functions import Now
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
+from scheduling.api.serializers import storable_utc
 from scheduling.base import ScheduledEventQuerySet, Status, require_aware
 from trainings import ladder
 from trainings.kinds import PHASE_OF_KIND, InvitationStatus, NotificationKind, Phase
@@ -186,8 +187,22 @@ def message_for(notification: ScheduledTrainingNotification) -> tuple[str, str]:
 def check_times(*, start_at: datetime, end_at: datetime) -> None:
     require_aware(start_at, "start_at")
     require_aware(end_at, "end_at")
+    check_storable(start_at, "start_at")
+    check_storable(end_at, "end_at")
     if end_at <= start_at:
         raise ValidationError({"end_at": "The training must end after it starts."})
+    # Every rung must be storable too, or a move would fail in the database mid-transaction.
+    check_storable(start_at + ladder.EARLIEST, "start_at")
+    check_storable(end_at + ladder.LATEST, "end_at")
+
+
+def check_storable(value: datetime, field: str) -> None:
+    try:
+        storable_utc(value)
+    except ValueError as exc:
+        raise ValidationError(
+            {field: f"{exc} Every reminder must fall in that range too."}
+        ) from None
 
 
 def invite_team(*trainings: Training) -> None:

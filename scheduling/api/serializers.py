@@ -7,7 +7,7 @@ FilterSet, so a bulk action selects exactly what the same list query would show.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import models
@@ -20,8 +20,29 @@ from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent
 DATETIME_EXAMPLE = "2026-12-24T14:00:00Z"
 ACCEPTED_DATETIME = f"an ISO 8601 date and time with an offset or Z, e.g. {DATETIME_EXAMPLE}"
 DURATION_EXAMPLE = "P7D, PT2H30M or -PT15M"
+MIN_YEAR, MAX_YEAR = 1970, 9000
+OUT_OF_RANGE = (
+    f"This date and time is out of range: enter one in the years {MIN_YEAR} to {MAX_YEAR}"
+)
+# A shift larger than this is a typo, and could move rows out of the storable range.
+MAX_SHIFT_YEARS = 100
+MAX_SHIFT = timedelta(days=36525)
+SHIFT_TOO_LARGE = (
+    f"The duration must be at most {MAX_SHIFT_YEARS} years ({MAX_SHIFT.days} days) either way."
+)
 # parse_duration also takes "7 days, 2:00:00"; the API promises ISO 8601 only.
 ISO_DURATION = re.compile(r"^[-+]?P(?!$)")
+
+
+def parse_shift(text: str) -> timedelta | None:
+    """parse_duration, refusing (ValueError) a duration beyond MAX_SHIFT either way."""
+    try:
+        value = parse_duration(text)
+    except OverflowError:  # more days than a timedelta holds
+        raise ValueError(SHIFT_TOO_LARGE) from None
+    if value is not None and abs(value) > MAX_SHIFT:
+        raise ValueError(SHIFT_TOO_LARGE)
+    return value
 
 
 def parse_aware_datetime(value: object) -> datetime:
@@ -37,7 +58,25 @@ def parse_aware_datetime(value: object) -> datetime:
         raise ValueError(f"Enter {ACCEPTED_DATETIME}.")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         raise ValueError(f"This date and time has no offset; enter {ACCEPTED_DATETIME}.")
-    return parsed
+    try:
+        return storable_utc(parsed)
+    except ValueError:
+        raise ValueError(f"{OUT_OF_RANGE}, as {ACCEPTED_DATETIME}.") from None
+
+
+def storable_utc(value: datetime) -> datetime:
+    """An aware datetime in UTC, refused (ValueError) unless its year is MIN_YEAR..MAX_YEAR.
+
+    PostgreSQL refuses offsets of 16 hours or more and psycopg cannot read years BC back, so
+    a value is checked here, before any service writes it, not by the database afterwards.
+    """
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:30+01:00 is in year 0
+        raise ValueError(f"{OUT_OF_RANGE}.") from None
+    if not MIN_YEAR <= utc.year <= MAX_YEAR:
+        raise ValueError(f"{OUT_OF_RANGE}.")
+    return utc
 
 
 class StrictDateTimeField(serializers.DateTimeField):
@@ -64,7 +103,12 @@ class IsoDurationField(serializers.Field):
     }
 
     def to_internal_value(self, data: Any) -> timedelta:
-        value = parse_duration(data) if isinstance(data, str) and ISO_DURATION.match(data) else None
+        try:
+            value = (
+                parse_shift(data) if isinstance(data, str) and ISO_DURATION.match(data) else None
+            )
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc), code="too_large") from None
         if value is None:
             self.fail("invalid")
         if not value:

@@ -162,8 +162,8 @@ def test_shift_moves_rows_by_a_duration(staff):
     assert reload(row).due_at == RELEASE_DAY + timedelta(days=7)
 
 
-@pytest.mark.parametrize("value", ["a week", "PT0S"])
-def test_shift_refuses_a_bad_or_zero_duration(staff, value):
+@pytest.mark.parametrize("value", ["a week", "PT0S", "P9999999999D", "-P36526D"])
+def test_shift_refuses_a_bad_zero_or_too_large_duration(staff, value):
     (row,) = rows(sold())
 
     response = run_action(staff, "shift_rows", [row], apply="Shift", delta=value)
@@ -229,6 +229,43 @@ def test_changing_the_release_date_in_the_admin_moves_the_rows(staff):
     whole = purchase.scheduled.get(track=None)
     assert (whole.due_at, whole.version) == (datetime(2030, 4, 1, 9, 0, tzinfo=UTC), 2)
     assert purchase.scheduled.get(track=track).due_at == datetime(2030, 2, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("field", "date"),
+    [
+        ("release_date", "0001-01-01"),
+        ("release_date", "9999-12-31"),
+        ("tracks-0-release_date", "1969-12-31"),
+    ],
+)
+def test_a_date_out_of_range_in_the_admin_is_a_form_error_and_moves_nothing(staff, field, date):
+    purchase = sold()
+    release = purchase.release
+    track = TrackFactory(release=release, title="Single")
+    page = f"/admin/purchases/release/{release.pk}/change/"
+    data = {
+        "artist": release.artist_id,
+        "title": release.title,
+        "release_date_0": "2030-04-01",
+        "release_date_1": "09:00:00",
+        "tracks-TOTAL_FORMS": 1,
+        "tracks-INITIAL_FORMS": 1,
+        "tracks-0-id": track.pk,
+        "tracks-0-release": release.pk,
+        "tracks-0-position": 1,
+        "tracks-0-title": "Single",
+        "tracks-0-release_date_0": "2030-02-01",
+        "tracks-0-release_date_1": "09:00:00",
+    }
+
+    response = staff.post(page, {**data, f"{field}_0": date})
+
+    assert response.status_code == 200
+    assert "1970 to 9000" in response.content.decode()
+    release.refresh_from_db()
+    assert release.release_date == RELEASE_DAY
+    assert {(row.due_at, row.version) for row in purchase.scheduled.all()} == {(RELEASE_DAY, 1)}
 
 
 def test_the_purchase_page_shows_its_rows_inline_and_refunds(staff):

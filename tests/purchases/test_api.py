@@ -156,6 +156,76 @@ def test_a_naive_or_malformed_release_date_is_refused_naming_the_field(api, valu
     assert release.release_date == RELEASE_DAY
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "0001-01-01T00:30:00+01:00",
+        "1969-12-31T23:59:59Z",
+        "9001-01-01T00:00:00Z",
+        "9999-12-31T23:30:00-01:00",
+    ],
+)
+def test_a_release_date_that_cannot_be_stored_is_refused_before_anything_moves(api, value):
+    purchase = sold()
+    release = purchase.release
+
+    response = api.patch(f"/api/releases/{release.pk}/", {"release_date": value}, format="json")
+
+    assert response.status_code == 400
+    (message,) = response.json()["release_date"]
+    assert "1970 to 9000" in message
+    release.refresh_from_db()
+    assert release.release_date == RELEASE_DAY
+    assert (whole_release_row(purchase).due_at, whole_release_row(purchase).version) == (
+        RELEASE_DAY,
+        1,
+    )
+    assert api.get(f"/api/releases/{release.pk}/").status_code == 200
+    assert api.get(SCHEDULED).status_code == 200
+
+
+def test_a_release_date_with_a_large_offset_is_stored_in_utc(api):
+    purchase = sold()
+
+    response = api.patch(
+        f"/api/releases/{purchase.release_id}/",
+        {"release_date": "2030-03-08T09:00:00+16:00"},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.content
+    assert response.json()["release_date"] == "2030-03-07T17:00:00Z"
+    assert whole_release_row(purchase).due_at == datetime(2030, 3, 7, 17, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"due_after": "0001-01-01T00:00:00+01:00"}, "due_after"),
+        ({"due_before": "9500-01-01T00:00Z"}, "due_before"),
+    ],
+)
+def test_an_out_of_range_due_filter_is_a_400_naming_it(api, params, field):
+    response = api.get(SCHEDULED, params)
+
+    assert response.status_code == 400
+    assert list(response.json()) == [field]
+
+
+def test_a_bulk_reschedule_out_of_range_is_refused(api):
+    purchase = sold()
+
+    response = api.post(
+        f"{SCHEDULED}reschedule/",
+        {"filter": {"purchase": purchase.pk}, "due_at": "0001-01-01T00:30:00+01:00"},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert "1970 to 9000" in response.json()["due_at"][0]
+    assert whole_release_row(purchase).version == 1
+
+
 def test_refunding_cancels_the_pending_emails(api):
     purchase = sold()
 
@@ -332,6 +402,8 @@ def test_an_empty_filter_is_refused_unless_all_is_true(api, body):
         ({"due_at": "tomorrow"}, "due_at", "2026-12-24T14:00:00Z"),
         ({"shift": "7 days"}, "shift", "P7D"),
         ({"shift": "PT0S"}, "shift", "zero"),
+        ({"shift": "P9999999999D"}, "shift", "100 years"),
+        ({"shift": "-P36526D"}, "shift", "100 years"),
         ({}, "due_at", "exactly one"),
         ({"due_at": "2031-01-01T00:00:00Z", "shift": "P1D"}, "due_at", "exactly one"),
     ],

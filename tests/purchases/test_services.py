@@ -150,3 +150,26 @@ def test_a_second_row_for_the_same_purchase_and_track_is_refused_by_the_database
 def test_moving_to_a_naive_date_is_refused():
     with pytest.raises(ValueError, match="release_date must be timezone-aware"):
         release_move(release=ReleaseFactory(), release_date=datetime(2030, 1, 1))
+
+
+@pytest.mark.parametrize(
+    "date",
+    [
+        datetime(1, 1, 1, 0, 30, tzinfo=timezone.get_fixed_timezone(60)),
+        datetime(9500, 1, 1, tzinfo=UTC),
+    ],
+)
+def test_moving_to_a_date_out_of_range_is_refused_and_moves_nothing(date):
+    purchase = purchase_create(
+        customer=CustomerFactory(), release=ReleaseFactory(release_date=RELEASE_DAY)
+    )
+    track = TrackFactory(release=purchase.release)
+
+    with pytest.raises(ValueError, match="1970 to 9000"):
+        release_move(release=purchase.release, release_date=date)
+    with pytest.raises(ValueError, match="1970 to 9000"):
+        track_move(track=track, release_date=date)
+
+    purchase.release.refresh_from_db()
+    assert purchase.release.release_date == RELEASE_DAY
+    assert {(row.due_at, row.version) for row in purchase.scheduled.all()} == {(RELEASE_DAY, 1)}

@@ -142,6 +142,58 @@ def test_an_end_before_the_start_is_refused_on_the_end_field(admin_client, train
     assert rows(training).filter(version=2).count() == 0
 
 
+@pytest.mark.parametrize(
+    ("start_at", "field"),
+    [
+        (datetime(9999, 12, 31, 20, 0), "start_at"),
+        (datetime(9000, 12, 31, 21, 30), "end_at"),
+        (datetime(1970, 1, 2, 18, 0), "start_at"),
+    ],
+)
+def test_moving_a_training_out_of_range_in_the_admin_is_a_form_error(
+    admin_client, training, start_at, field
+):
+    url = f"{TRAININGS}{training.pk}/change/"
+    page = admin_client.get(url)
+
+    response = admin_client.post(
+        url, {**times(start_at, start_at + timedelta(hours=1)), **inline_management(page)}
+    )
+
+    assert response.status_code == 200
+    assert "1970 to 9000" in str(response.context["adminform"].form.errors[field])
+    training.refresh_from_db()
+    assert training.start_at == START
+    assert set(rows(training).values_list("version", flat=True)) == {1}
+
+
+def test_adding_a_training_at_the_end_of_time_in_the_admin_is_a_form_error(admin_client, team):
+    add = admin_client.get(f"{TRAININGS}add/")
+    data = {
+        "team": team.pk,
+        "questionnaires_enabled": "on",
+        **times(datetime(9999, 12, 31, 20, 0), datetime(9999, 12, 31, 21, 0)),
+        **inline_management(add),
+    }
+
+    response = admin_client.post(f"{TRAININGS}add/", data)
+
+    assert response.status_code == 200
+    assert "start_at" in response.context["adminform"].form.errors
+    assert not Training.objects.exists()
+
+
+@pytest.mark.parametrize("delta", ["P9999999999D", "-P36526D"])
+def test_the_shift_action_refuses_more_than_100_years(admin_client, training, delta):
+    row = rows(training).first()
+
+    response = run_action(admin_client, "shift_rows", [row.pk], apply="1", delta=delta)
+
+    assert "100 years" in str(response.context["form"].errors["delta"])
+    row.refresh_from_db()
+    assert row.version == 1
+
+
 def test_the_cancel_trainings_action(admin_client, training):
     response = admin_client.post(
         TRAININGS,

@@ -75,6 +75,10 @@ def test_creating_a_training_schedules_its_ladder(api, team, players, frozen):
         ({"start_at": "2026-12-01T18:00:00Z", "end_at": "tomorrow"}, "end_at"),
         ({"start_at": "2026-12-01T18:00:00Z", "end_at": "2026-12-01T17:00:00Z"}, "end_at"),
         ({"start_at": "2026-12-01T18:00:00Z"}, "end_at"),
+        ({"start_at": "9999-12-31T20:00:00Z", "end_at": "9999-12-31T21:00:00Z"}, "start_at"),
+        ({"start_at": "0001-01-01T00:30:00+01:00", "end_at": "2026-12-01T19:00:00Z"}, "start_at"),
+        ({"start_at": "9000-12-31T20:00:00Z", "end_at": "9000-12-31T22:00:00Z"}, "end_at"),
+        ({"start_at": "1970-01-02T18:00:00Z", "end_at": "1970-01-02T19:00:00Z"}, "start_at"),
     ],
 )
 def test_bad_training_times_are_a_400_naming_the_field(api, team, body, field):
@@ -245,6 +249,31 @@ def test_bulk_actions_refuse_bad_input_naming_the_field(api, training):
     assert unknown.status_code == 400
     assert "filter" in unknown.data
     assert rows(training).pending().count() == 22
+
+
+def test_moving_a_training_out_of_the_storable_range_is_a_400(api, training):
+    response = api.patch(
+        f"/api/trainings/{training.pk}/",
+        {"start_at": "9000-12-31T20:00:00Z", "end_at": "9000-12-31T22:00:00Z"},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert "1970 to 9000" in str(response.data["end_at"])
+    training.refresh_from_db()
+    assert training.start_at == START
+    assert set(rows(training).values_list("version", flat=True)) == {1}
+
+
+@pytest.mark.parametrize("shift", ["P9999999999D", "P36526D", "-PT999999999H"])
+def test_a_bulk_shift_beyond_100_years_is_a_400_naming_it(api, training, shift):
+    response = api.post(
+        f"{ROWS}reschedule/", {"filter": {"training": training.pk}, "shift": shift}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert "100 years" in str(response.data["shift"])
+    assert set(rows(training).values_list("version", flat=True)) == {1}
 
 
 def test_anonymous_users_are_refused(training):
