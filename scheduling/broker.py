@@ -73,8 +73,11 @@ class Publisher(Protocol):
         """Serialise one message; raises for a message that can never be sent."""
         ...
 
-    def publish(self, batch: Sequence[PreparedMessage]) -> None:
-        """Send the batch; raises PublishError if the broker did not take it."""
+    def publish(self, batch: Sequence[PreparedMessage]) -> dict[int, str]:
+        """Send the batch; return {index: reason} for messages the broker refused one by one.
+
+        Raises PublishError when the broker took none of it (unreachable, timed out).
+        """
         ...
 
     def close(self) -> None: ...
@@ -147,18 +150,26 @@ class RedisBatchPublisher:
             },
         }
 
-    def publish(self, batch: Sequence[PreparedMessage]) -> None:
-        by_queue: dict[str, list[str | bytes]] = defaultdict(list)
-        for prepared in batch:
-            by_queue[self.key_prefix + prepared.queue].append(prepared.payload)
+    def publish(self, batch: Sequence[PreparedMessage]) -> dict[int, str]:
+        by_queue: dict[str, list[int]] = defaultdict(list)
+        for index, prepared in enumerate(batch):
+            by_queue[self.key_prefix + prepared.queue].append(index)
         pipeline = self.client.pipeline(transaction=False)
-        for queue, payloads in by_queue.items():
+        for queue, indexes in by_queue.items():
             # Workers BRPOP from the tail: LPUSH of a list keeps the batch's order.
-            pipeline.lpush(queue, *payloads)
+            pipeline.lpush(queue, *(batch[index].payload for index in indexes))
         try:
-            pipeline.execute()
+            # Connection errors still raise; a command error (e.g. WRONGTYPE: the queue's name
+            # holds another kind of key) comes back in place and fails only that queue's rows.
+            results = pipeline.execute(raise_on_error=False)
         except redis.RedisError as exc:
             raise PublishError(f"broker did not take the batch: {exc}") from exc
+        return {
+            index: f"broker refused the message for queue {queue!r}: {result}"
+            for (queue, indexes), result in zip(by_queue.items(), results, strict=True)
+            if isinstance(result, redis.ResponseError)
+            for index in indexes
+        }
 
     def close(self) -> None:
         self.client.close()
@@ -180,21 +191,30 @@ class KombuPublisher:
         dumps(built.body)  # refuse what cannot be serialised, row by row
         return PreparedMessage(message, built)
 
-    def publish(self, batch: Sequence[PreparedMessage]) -> None:
+    def publish(self, batch: Sequence[PreparedMessage]) -> dict[int, str]:
         errors: tuple[type[BaseException], ...] = (
             *self.connection.connection_errors,
-            *self.connection.channel_errors,
             KombuError,
             OSError,
         )
         try:
             self.connection.ensure_connection(max_retries=1, timeout=self.timeout)  # type: ignore[arg-type]
-            producer = self._producer()
-            for prepared in batch:
-                self._send(producer, prepared)
+            return self._send_all(batch)
         except errors as exc:
             self._reset()
             raise PublishError(f"broker did not take the batch: {exc}") from exc
+
+    def _send_all(self, batch: Sequence[PreparedMessage]) -> dict[int, str]:
+        refused = {}
+        for index, prepared in enumerate(batch):
+            try:
+                self._send(self._producer(), prepared)
+            except self.connection.channel_errors as exc:
+                # A channel-level refusal (e.g. the queue exists with other arguments) closes
+                # the channel: note it for this row and carry on with a fresh one.
+                refused[index] = f"broker refused the message for queue {prepared.queue!r}: {exc}"
+                self.producer = None
+        return refused
 
     def _send(self, producer: Any, prepared: PreparedMessage) -> None:
         message = prepared.message
@@ -228,7 +248,7 @@ class KombuPublisher:
 
     def _producer(self) -> Any:
         if self.producer is None:
-            self.producer = self.amqp.Producer(self.connection)
+            self.producer = self.amqp.Producer(self.connection.channel())
         return self.producer
 
     def _reset(self) -> None:

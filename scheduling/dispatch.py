@@ -64,6 +64,18 @@ class BatchPlan:
     expired: list[ScheduledEvent] = field(default_factory=list)
     poisoned: list[tuple[ScheduledEvent, str]] = field(default_factory=list)
 
+    def set_aside(self, refused: dict[int, str]) -> None:
+        """Rows whose message the broker refused join the poisoned ones: retried, then failed."""
+        if not refused:
+            return
+        kept = []
+        for index, (row, prepared) in enumerate(self.publish):
+            if index in refused:
+                self.poisoned.append((row, refused[index]))
+            else:
+                kept.append((row, prepared))
+        self.publish = kept
+
 
 def sweep(
     model: type[ScheduledEvent],
@@ -129,7 +141,8 @@ def sweep_batch(
             if not rows:
                 return BatchResult()
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
-            publisher.publish([prepared for _, prepared in plan.publish])
+            refused = publisher.publish([prepared for _, prepared in plan.publish])
+            plan.set_aside(refused)
             return mark_batch(model, plan, claimed=len(rows), max_attempts=conf.max_attempts)
     except PublishError as exc:
         # The transaction rolled back: the rows are pending again. Record why, so the admin

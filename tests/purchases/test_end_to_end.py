@@ -28,9 +28,9 @@ class PublishingTwice:
     def prepare(self, task):
         return self.inner.prepare(task)
 
-    def publish(self, batch: Sequence[PreparedMessage]) -> None:
+    def publish(self, batch: Sequence[PreparedMessage]) -> dict[int, str]:
         self.inner.publish(batch)
-        self.inner.publish(batch)
+        return self.inner.publish(batch)
 
     def close(self) -> None:
         self.inner.close()

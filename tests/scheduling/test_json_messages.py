@@ -61,3 +61,41 @@ def test_the_json_body_is_compact_and_verbatim():
     from scheduling.broker import json_body
 
     assert json_body(OutgoingJson(queue="q", body={"a": [1, "x"]})) == '{"a":[1,"x"]}'
+
+
+def test_a_queue_the_redis_broker_refuses_fails_only_its_own_rows(broker):
+    broker.set("taken-by-a-string", "not a list")  # LPUSH answers WRONGTYPE for this queue
+    refused = make_notice("taken-by-a-string")
+    fine = make_notice("notices")
+
+    result = sweep(ScheduledNotice)
+
+    assert (result.delivered, result.retrying, result.error) == (1, 1, "")
+    refused.refresh_from_db()
+    assert refused.status == ScheduledNotice.Status.PENDING
+    assert refused.attempts == 1
+    assert "WRONGTYPE" in refused.last_error
+    assert json.loads(broker.rpop("notices"))["id"] == fine.event_id
+
+
+def test_a_queue_rabbitmq_refuses_fails_only_its_own_rows(monkeypatch):
+    monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
+    app: Celery = amqp_app()
+    with app.connection_for_write() as conn:
+        channel: Any = conn.default_channel
+        channel.queue_delete("notices-amqp")
+        channel.queue_delete("notices-transient")
+        channel.queue_declare("notices-transient", durable=False, auto_delete=False)
+    refused = make_notice("notices-transient")  # we declare durable: PRECONDITION_FAILED
+    fine = make_notice("notices-amqp")
+
+    publisher = KombuPublisher(app, timeout=5.0)
+    result = sweep(ScheduledNotice, publisher=publisher)
+    publisher.close()
+
+    assert (result.delivered, result.retrying) == (1, 1)
+    refused.refresh_from_db()
+    assert "PRECONDITION_FAILED" in refused.last_error
+    with app.connection_for_write() as conn:
+        message = conn.default_channel.basic_get("notices-amqp", no_ack=True)
+    assert json.loads(message.body)["id"] == fine.event_id
