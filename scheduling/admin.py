@@ -219,8 +219,5 @@ class ScheduledEventInline(admin.TabularInline):
         return False
 
 
-from scheduling import admin_jobs  # noqa: E402,F401
-
-
-# isort: split
-from scheduling import admin_recurring  # noqa: E402,F401
+# The built-in domains register their admin with the classes above.
+from scheduling import admin_jobs, admin_recurring  # noqa: E402,F401
