@@ -17,13 +17,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Self
+from functools import lru_cache
+from typing import Any, ClassVar, NamedTuple, Self
 
 from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import validate_slug
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
@@ -159,15 +160,7 @@ class RecurringSchedule(models.Model):
 
     def next_fire_after(self, after: datetime) -> datetime | None:
         """The schedule's first fire time after `after`, within starts_at and ends_at."""
-        fire = cron.next_fire(
-            self.cron,
-            max(after, self.starts_at - MICROSECOND),
-            self.timezone,
-            anchor=self.starts_at,
-        )
-        if fire is None or (self.ends_at is not None and fire > self.ends_at):
-            return None
-        return fire
+        return _next_fire(self.cron, self.timezone, self.starts_at, self.ends_at, after)
 
     def clean(self) -> None:
         errors = schedule_errors(self, check_fires=self._state.adding or self.timeline_changed())
@@ -195,6 +188,18 @@ def _save_existing(schedule: RecurringSchedule, *args: Any, **kwargs: Any) -> No
             f"schedule changed (version {schedule.version})"
         )
     occurrence_ensure(schedule=schedule)
+
+
+@lru_cache(maxsize=65536)
+def _next_fire(
+    expression: str, tz: str, starts_at: datetime, ends_at: datetime | None, after: datetime
+) -> datetime | None:
+    # Pure, so cached: schedules sharing a cron and a fire time (a batch of them, typically)
+    # compute it once.
+    fire = cron.next_fire(expression, max(after, starts_at - MICROSECOND), tz, anchor=starts_at)
+    if fire is None or (ends_at is not None and fire > ends_at):
+        return None
+    return fire
 
 
 def schedule_errors(schedule: RecurringSchedule, *, check_fires: bool = True) -> dict[str, str]:
@@ -361,9 +366,44 @@ def occurrences_chain(
     rows = [row for row in rows if row.schedule_id in held]
     conf = recurring_settings()
     successors = [s for row in rows if (s := occurrence_successor(row, now=now, conf=conf))]
-    ScheduledOccurrence.objects.bulk_create(successors, ignore_conflicts=True)
+    insert_pending(successors)
     _record_last_fired([row for row in rows if row.status == Status.DELIVERED])
     return len(successors)
+
+
+def insert_pending(successors: list[Successor]) -> None:
+    """Insert new pending occurrences; one that would be a schedule's second is dropped
+    (ON CONFLICT DO NOTHING on the one-pending index): the first one stands."""
+    if not successors:
+        return
+    if connection.vendor != "postgresql":
+        rows = [
+            ScheduledOccurrence(
+                schedule_id=s.schedule_id,
+                schedule_version=s.version,
+                due_at=s.due_at,
+                missed_run=s.missed_run,
+            )
+            for s in successors
+        ]
+        ScheduledOccurrence.objects.bulk_create(rows, ignore_conflicts=True)
+        return
+    # One statement over arrays: the ORM's bulk_create spends more time building the
+    # statement for a 1000-row batch than PostgreSQL spends running it.
+    arrays: list[list[Any]] = [list(column) for column in zip(*successors, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(INSERT_PENDING, arrays)
+
+
+INSERT_PENDING = """
+INSERT INTO scheduled_occurrence (schedule_id, schedule_version, due_at, missed_run, manual,
+    status, version, attempts, cancel_reason, last_error, created_at, updated_at)
+SELECT schedule_id, schedule_version, due_at, missed_run, false,
+    'pending', 1, 0, '', '', now(), now()
+FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::integer[])
+    AS successor(schedule_id, schedule_version, due_at, missed_run)
+ON CONFLICT DO NOTHING
+"""
 
 
 def _lock_schedules(ids: set[int]) -> set[int]:
@@ -386,10 +426,17 @@ def _record_last_fired(rows: list[ScheduledOccurrence]) -> None:
         )
 
 
+class Successor(NamedTuple):
+    schedule_id: int
+    version: int
+    due_at: datetime
+    missed_run: int
+
+
 def occurrence_successor(
     occurrence: ScheduledOccurrence, *, now: datetime, conf: RecurringSettings
-) -> ScheduledOccurrence | None:
-    """The occurrence after this one, by the schedule's misfire policy (unsaved)."""
+) -> Successor | None:
+    """The fire after this occurrence, by the schedule's misfire policy."""
     schedule = occurrence.schedule
     missed_before = now - timedelta(seconds=conf.misfire_grace)
     floor = now - schedule.max_lateness if schedule.max_lateness is not None else None
@@ -401,7 +448,7 @@ def occurrence_successor(
     if fire is None:
         return None
     missed_run = occurrence.missed_run + 1 if fire < missed_before else 0
-    return _occurrence(schedule, fire, missed_run=missed_run)
+    return Successor(schedule.pk, schedule.version, fire, missed_run)
 
 
 def _occurrence(
@@ -449,7 +496,10 @@ def _next_occurrence(schedule: RecurringSchedule, now: datetime) -> ScheduledOcc
     )
     if latest is not None:
         latest.schedule = schedule
-        return occurrence_successor(latest, now=now, conf=recurring_settings())
+        successor = occurrence_successor(latest, now=now, conf=recurring_settings())
+        if successor is None:
+            return None
+        return _occurrence(schedule, successor.due_at, missed_run=successor.missed_run)
     fire = schedule.next_fire_after(now)
     return _occurrence(schedule, fire) if fire is not None else None
 

@@ -1,0 +1,87 @@
+"""recurring: how many every-minute schedules one sweeper keeps up with.
+
+N schedules fire at the same minute (the worst case: cron `* * * * *` for all of them). We
+time one sweep that publishes every occurrence and inserts each schedule's next one in the
+same transaction, then check that each schedule has exactly one pending occurrence, a minute
+later. Run: `python -m bench.recurring [N ...]` (default 10000 100000).
+
+It uses its own database (scheduling_bench_recurring) and a Redis pair claimed the way test
+runs claim theirs, so it never touches development data or another run.
+"""
+
+import os
+import sys
+import time
+
+BENCH_DB = "scheduling_bench_recurring"
+QUEUE = "bench-recurring"
+
+
+def configure() -> None:
+    os.environ.setdefault("DATABASE_URL", f"postgres://postgres@127.0.0.1:5432/{BENCH_DB}")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "tests.settings"  # claims a free Redis pair
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+
+def make_schedules(count: int) -> None:
+    """`count` every-minute schedules, each with its occurrence due 5 s ago (SQL, fast)."""
+    from bench.common import sql, vacuum
+
+    sql("TRUNCATE scheduled_occurrence, recurring_schedule RESTART IDENTITY")
+    sql(
+        "INSERT INTO recurring_schedule (name, cron, timezone, task, queue, payload_template,"
+        " enabled, misfire_policy, starts_at, version, created_at, updated_at)"
+        " SELECT 'bench-' || g, '* * * * *', 'Europe/Paris', '', %s,"
+        " '{\"day\": \"${todaysDate}\"}'::jsonb, true, 'fire_once', now() - interval '1 day',"
+        " 1, now(), now() FROM generate_series(1, %s) g",
+        [QUEUE, count],
+    )
+    sql(
+        "INSERT INTO scheduled_occurrence (schedule_id, schedule_version, manual, missed_run,"
+        " due_at, status, version, attempts, cancel_reason, last_error, created_at, updated_at)"
+        " SELECT id, 1, false, 0, date_trunc('minute', now() - interval '5 seconds'),"
+        " 'pending', 1, 0, '', '', now(), now() FROM recurring_schedule"
+    )
+    vacuum("recurring_schedule", "scheduled_occurrence")
+
+
+def run(count: int) -> None:
+    from bench.common import broker, timed
+    from scheduling.dispatch import sweep
+    from scheduling.recurring import ScheduledOccurrence
+
+    make_schedules(count)
+    broker().delete(QUEUE)
+    with timed() as elapsed:
+        result = sweep(ScheduledOccurrence, time_budget=3600)
+    assert result.delivered == count, result
+    assert broker().llen(QUEUE) == count
+    pending = ScheduledOccurrence.objects.filter(status="pending")
+    assert pending.values("schedule_id").distinct().count() == count
+    assert pending.count() == count, "one pending occurrence per schedule"
+    rate = count / elapsed[0]
+    print(f"  {count:>9,} schedules due at once: {rate:>8,.0f} occurrences/s published, each")
+    print(
+        f"  {'':>9}  with its successor inserted; the last after {elapsed[0]:.2f} s; one sweeper keeps up with"
+    )
+    print(f"  {'':>9}  {rate * 60:,.0f} every-minute schedules spread over the minute")
+
+
+def main(argv: list[str]) -> None:
+    configure()
+    from bench.database import prepare_database
+
+    prepare_database()
+    from tests.settings import release_redis_pair
+
+    try:
+        for count in [int(arg) for arg in argv] or [10_000, 100_000]:
+            started = time.perf_counter()
+            run(count)
+            print(f"  ({count:,} schedules: {time.perf_counter() - started:.1f} s in all)")
+    finally:
+        release_redis_pair()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
