@@ -44,16 +44,17 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
     return value
 
 
-def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+def env_float(name: str, default: float, *, minimum: float = 0.0, inclusive: bool = False) -> float:
     raw = os.environ.get(name)
     if raw is None:
         return default
+    expected = f"a number {'>=' if inclusive else '>'} {minimum} (seconds)"
     try:
         value = float(raw)
     except ValueError:
-        raise _refuse(name, raw, f"a number > {minimum} (seconds)") from None
-    if not value > minimum:
-        raise _refuse(name, raw, f"a number > {minimum} (seconds)")
+        raise _refuse(name, raw, expected) from None
+    if value < minimum or (value == minimum and not inclusive):
+        raise _refuse(name, raw, expected)
     return value
 
 

@@ -146,6 +146,10 @@ SCHEDULING_TIME_BUDGET = env_float("SCHEDULING_TIME_BUDGET", 10.0)
 SCHEDULING_LOCK_TTL = env_float("SCHEDULING_LOCK_TTL", 30.0)
 SCHEDULING_MAX_ATTEMPTS = env_int("SCHEDULING_MAX_ATTEMPTS", 5, minimum=1)
 SCHEDULING_SWEEPER_SLOTS = env_int("SCHEDULING_SWEEPER_SLOTS", 1, minimum=1)
+# Sub-second lateness: a beat-driven sweep stays on this long (< the interval) and delivers
+# rows as they fall due. Each holding sweep occupies a worker process: use a dedicated
+# `-Q scheduling` worker with concurrency >= scheduled models x slots. 0 (default): off.
+SCHEDULING_SWEEP_HOLD = env_float("SCHEDULING_SWEEP_HOLD", 0.0, inclusive=True)
 # Keyed jobs (PUT /api/jobs/{key}/): instants per job, and bytes of JSON payload per job.
 SCHEDULING_JOB_MAX_INSTANTS = env_int("SCHEDULING_JOB_MAX_INSTANTS", 1000, minimum=1)
 SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_int("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 65536, minimum=1)

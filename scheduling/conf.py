@@ -16,6 +16,7 @@ class SchedulingSettings:
     max_attempts: int = 5  # per-row failures (serialisation, routing) before `failed`
     publish_timeout: float = 5.0  # seconds a broker may take before a publish fails
     sweeper_slots: int = 1  # parallel sweepers per model, each with its own lock
+    sweep_hold: float = 0.0  # seconds a beat-driven sweep stays on to deliver rows as they fall due
     queue: str = "scheduling"  # the queue sweep tasks run on
 
 
@@ -31,8 +32,8 @@ def scheduling_settings() -> SchedulingSettings:
 def _checked(name: str, value: object, kind: object) -> object:
     if kind in (int, "int") and (not isinstance(value, int) or value < 1):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected an integer >= 1.")
-    if kind in (float, "float") and (not isinstance(value, int | float) or value <= 0):
-        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected seconds > 0.")
+    if kind in (float, "float") and (not isinstance(value, int | float) or value < 0):
+        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected seconds >= 0.")
     if kind in (str, "str") and (not isinstance(value, str) or not value):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a non-empty name.")
     return value

@@ -83,44 +83,64 @@ def sweep(
     now: datetime | None = None,
     slot: int = 0,
     time_budget: float | None = None,
+    hold: float = 0.0,
     publisher: Publisher | None = None,
 ) -> SweepResult:
-    """Deliver what is due for `model`. `now` overrides the database clock (tests only)."""
+    """Deliver what is due for `model`. `now` overrides the database clock (tests only).
+
+    With `hold` > 0 a sweep that has drained stays on for up to `hold` seconds, waking at each
+    next due time (by the database's clock) to deliver it then, instead of at the next tick.
+    """
     conf = scheduling_settings()
     result = SweepResult(model=model._meta.label)
     lock = sweep_lock(f"scheduling:sweep:{model._meta.label_lower}:{slot}", conf.lock_ttl)
     if not lock.acquire():
         result.locked_out = True
         return result
-    publisher = publisher or shared_publisher(conf.publish_timeout)
+    run = SweepRun(model, now, conf, lock, publisher or shared_publisher(conf.publish_timeout))
     try:
-        _drain(model, now, conf, lock, publisher, result, time_budget or conf.time_budget)
+        run.deliver(result, time_budget or conf.time_budget, hold if now is None else 0.0)
     finally:
         lock.release()
     return result
 
 
-def _drain(
-    model: type[ScheduledEvent],
-    now: datetime | None,
-    conf: SchedulingSettings,
-    lock: SweepLock,
-    publisher: Publisher,
-    result: SweepResult,
-    time_budget: float,
-) -> None:
-    deadline = time.monotonic() + time_budget
-    if not has_due_rows(model, now):
-        result.drained = True
-        return
-    while True:
-        batch = sweep_batch(model, now=now, publisher=publisher, conf=conf)
-        result.add(batch)
-        if batch.error or batch.claimed < conf.batch_size:
-            result.drained = not batch.error
-            return
-        if time.monotonic() >= deadline or not lock.extend():
-            return
+@dataclass
+class SweepRun:
+    model: type[ScheduledEvent]
+    now: datetime | None
+    conf: SchedulingSettings
+    lock: SweepLock
+    publisher: Publisher
+
+    def deliver(self, result: SweepResult, time_budget: float, hold: float) -> None:
+        started = time.monotonic()
+        while self.drain_due(result, started + time_budget) and hold > 0:
+            wait = seconds_until_next_due(self.model)
+            # wait <= 0: a row is due that this run could not deliver (it is retrying); leave
+            # it to the next tick rather than spin on it.
+            if wait is None or wait <= 0 or time.monotonic() + wait > started + hold:
+                return
+            time.sleep(wait)
+            if not self.lock.extend():
+                return
+
+    def drain_due(self, result: SweepResult, deadline: float) -> bool:
+        """Deliver everything due now; False when stopped early (error, budget, lost lock)."""
+        if not has_due_rows(self.model, self.now):
+            result.drained = True
+            return True
+        while True:
+            batch = sweep_batch(self.model, now=self.now, publisher=self.publisher, conf=self.conf)
+            result.add(batch)
+            if batch.error:
+                return False
+            if batch.claimed < self.conf.batch_size:
+                result.drained = True
+                return True
+            result.drained = False
+            if time.monotonic() >= deadline or not self.lock.extend():
+                return False
 
 
 def sweep_batch(
@@ -173,6 +193,21 @@ def has_due_rows(model: type[ScheduledEvent], now: datetime | None) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(query, [now] if now is not None else None)
         return cursor.fetchone() is not None
+
+
+def seconds_until_next_due(model: type[ScheduledEvent]) -> float | None:
+    """How long until the next pending row falls due, by the database's clock; None if none."""
+    if connection.vendor != "postgresql":
+        return None
+    table = connection.ops.quote_name(model._meta.db_table)
+    query = (
+        f"SELECT EXTRACT(EPOCH FROM due_at - statement_timestamp()) FROM {table}"
+        " WHERE status = 'pending' ORDER BY due_at LIMIT 1"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(query)
+        row = cursor.fetchone()
+    return float(row[0]) if row else None
 
 
 def relax_commit_durability() -> None:

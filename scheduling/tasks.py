@@ -3,6 +3,7 @@ from typing import Any
 
 from celery import Task, shared_task
 
+from scheduling.conf import scheduling_settings
 from scheduling.dispatch import sweep
 from scheduling.registry import get_scheduled_model
 
@@ -28,4 +29,5 @@ class EventHandlerTask(Task):
 
 @shared_task(name="scheduling.sweep", ignore_result=True, acks_late=False)
 def sweep_task(label: str, slot: int = 0) -> dict[str, Any]:
-    return asdict(sweep(get_scheduled_model(label), slot=slot))
+    hold = min(scheduling_settings().sweep_hold, scheduling_settings().sweep_interval)
+    return asdict(sweep(get_scheduled_model(label), slot=slot, hold=hold))

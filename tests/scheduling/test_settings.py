@@ -60,6 +60,7 @@ def test_env_readers_use_defaults_and_parse_good_values(monkeypatch):
     [
         ("SCHEDULING_BATCH_SIZE", "lots", "SCHEDULING_BATCH_SIZE='lots' is not valid"),
         ("SCHEDULING_SWEEP_INTERVAL", "0", "SCHEDULING_SWEEP_INTERVAL='0' is not valid"),
+        ("SCHEDULING_SWEEP_HOLD", "-1", "SCHEDULING_SWEEP_HOLD='-1' is not valid"),
         ("DATABASE_URL", "mysql://x/y", "DATABASE_URL='mysql://x/y' is not valid"),
         ("CELERY_BROKER_URL", "kafka://x", "CELERY_BROKER_URL='kafka://x' is not valid"),
         ("DEBUG", "perhaps", "DEBUG='perhaps' is not valid"),

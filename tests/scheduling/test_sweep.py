@@ -209,3 +209,28 @@ def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(broker, 
     assert seen["expired"] == [stale.pk]
     assert seen["statuses"] == {Status.DELIVERED, Status.EXPIRED}
     assert seen["in_transaction"]
+
+
+@pytest.mark.django_db
+def test_a_holding_sweep_delivers_rows_as_they_fall_due_and_never_early(broker):
+    base = database_now()
+    soon = ScheduledPingFactory(due_at=base + timedelta(seconds=0.3))
+    later = ScheduledPingFactory(due_at=base + timedelta(seconds=0.8))
+    after_the_hold = ScheduledPingFactory(due_at=base + timedelta(seconds=5))
+
+    result = sweep(ScheduledPing, hold=1.5)
+
+    assert result.delivered == 2
+    assert queued_task_ids(broker, "testapp") == [soon.event_id, later.event_id]
+    for row in (soon, later):
+        row.refresh_from_db()
+        assert row.delivered_at >= row.due_at
+    after_the_hold.refresh_from_db()
+    assert after_the_hold.status == Status.PENDING
+
+
+@pytest.mark.django_db
+def test_without_a_hold_the_sweep_leaves_rows_not_yet_due_to_the_next_tick(broker):
+    ScheduledPingFactory(due_at=database_now() + timedelta(seconds=0.3))
+
+    assert sweep(ScheduledPing).delivered == 0
