@@ -12,6 +12,7 @@ runs claim theirs, so it never touches development data or another run.
 import os
 import sys
 import time
+from datetime import datetime
 
 BENCH_DB = "scheduling_bench_recurring"
 QUEUE = "bench-recurring"
@@ -23,9 +24,13 @@ def configure() -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
-def make_schedules(count: int) -> None:
-    """`count` every-minute schedules, each with its occurrence due 5 s ago (SQL, fast)."""
+def make_schedules(count: int) -> datetime:
+    """`count` every-minute schedules, each with its occurrence due at the start of the
+    current minute (SQL, fast); returns that minute."""
     from bench.common import sql, vacuum
+    from scheduling.dispatch import database_now
+
+    minute = database_now().replace(second=0, microsecond=0)
 
     sql("TRUNCATE scheduled_occurrence, recurring_schedule RESTART IDENTITY")
     sql(
@@ -39,10 +44,12 @@ def make_schedules(count: int) -> None:
     sql(
         "INSERT INTO scheduled_occurrence (schedule_id, schedule_version, manual, missed_run,"
         " due_at, status, version, attempts, cancel_reason, last_error, created_at, updated_at)"
-        " SELECT id, 1, false, 0, date_trunc('minute', now() - interval '5 seconds'),"
-        " 'pending', 1, 0, '', '', now(), now() FROM recurring_schedule"
+        " SELECT id, 1, false, 0, %s, 'pending', 1, 0, '', '', now(), now()"
+        " FROM recurring_schedule",
+        [minute],
     )
     vacuum("recurring_schedule", "scheduled_occurrence")
+    return minute
 
 
 def run(count: int) -> None:
@@ -50,10 +57,12 @@ def run(count: int) -> None:
     from scheduling.dispatch import sweep
     from scheduling.recurring import ScheduledOccurrence
 
-    make_schedules(count)
+    minute = make_schedules(count)
     broker().delete(QUEUE)
     with timed() as elapsed:
-        result = sweep(ScheduledOccurrence, time_budget=3600)
+        # The claim's cutoff is that minute, so successors (a minute later) are never swept
+        # here, however long the run takes.
+        result = sweep(ScheduledOccurrence, now=minute, time_budget=3600)
     assert result.delivered == count, result
     assert broker().llen(QUEUE) == count
     pending = ScheduledOccurrence.objects.filter(status="pending")

@@ -277,9 +277,17 @@ class ScheduledOccurrence(ScheduledEvent):
                 name="one_pending_occurrence_per_schedule",
             )
         ]
-        # Serves a schedule's history (admin, API, the last fire before an edit).
         indexes: ClassVar[list[models.Index]] = [
-            models.Index(fields=["schedule", "due_at"], name="occurrence_schedule_due")
+            # Serves a schedule's history (admin, API, the last fire before an edit).
+            models.Index(fields=["schedule", "due_at"], name="occurrence_schedule_due"),
+            # Serves the sweep's claim, ORDER BY due_at, id: cron fire times fall on the same
+            # second for many schedules, and the framework's due_at-only index then makes
+            # every batch sort all of them (measured: 3x slower claims at 100k at once).
+            models.Index(
+                fields=["due_at", "id"],
+                condition=Q(status=Status.PENDING.value),
+                name="occurrence_pending_due_id",
+            ),
         ]
 
     @property
@@ -362,12 +370,11 @@ def occurrences_chain(
             status=Status.CANCELLED, cancel_reason="stale schedule version", cancelled_at=Now()
         )
     rows = [row for row in [*delivered, *expired] if not row.manual and not row.is_stale()]
-    held = _lock_schedules({row.schedule_id for row in rows})
+    held = _hold_schedules(rows)
     rows = [row for row in rows if row.schedule_id in held]
     conf = recurring_settings()
     successors = [s for row in rows if (s := occurrence_successor(row, now=now, conf=conf))]
     insert_pending(successors)
-    _record_last_fired([row for row in rows if row.status == Status.DELIVERED])
     return len(successors)
 
 
@@ -406,11 +413,39 @@ ON CONFLICT DO NOTHING
 """
 
 
-def _lock_schedules(ids: set[int]) -> set[int]:
-    # SKIP LOCKED: a schedule locked by an editor is the editor's to materialise
-    # (see the module docstring); waiting for it could deadlock on our claimed rows.
-    if not ids:
+def _hold_schedules(rows: list[ScheduledOccurrence]) -> set[int]:
+    """Lock the rows' schedules and record their last fire; returns the ids held.
+
+    SKIP LOCKED: a schedule locked by an editor is the editor's to materialise (see the
+    module docstring); waiting for it could deadlock on the occurrences this batch holds.
+    """
+    if not rows:
         return set()
+    if connection.vendor != "postgresql":
+        held = _lock_schedules({row.schedule_id for row in rows})
+        _record_last_fired([r for r in rows if r.schedule_id in held])
+        return held
+    ids = [row.schedule_id for row in rows]
+    fired = [row.due_at if row.status == Status.DELIVERED else None for row in rows]
+    with connection.cursor() as cursor:
+        cursor.execute(HOLD_SCHEDULES, [ids, fired, ids])
+        return {schedule_id for (schedule_id,) in cursor.fetchall()}
+
+
+# GREATEST ignores NULLs: an expired row (fired NULL) leaves last_fired_at as it is.
+HOLD_SCHEDULES = """
+UPDATE recurring_schedule AS schedule
+SET last_fired_at = GREATEST(schedule.last_fired_at, fire.fired_at)
+FROM unnest(%s::bigint[], %s::timestamptz[]) AS fire(schedule_id, fired_at)
+WHERE schedule.id = fire.schedule_id AND schedule.id IN (
+    SELECT id FROM recurring_schedule WHERE id = ANY(%s::bigint[])
+    ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
+)
+RETURNING schedule.id
+"""
+
+
+def _lock_schedules(ids: set[int]) -> set[int]:
     locked = RecurringSchedule.objects.select_for_update(skip_locked=True, no_key=True)
     return set(locked.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
 
@@ -418,7 +453,8 @@ def _lock_schedules(ids: set[int]) -> set[int]:
 def _record_last_fired(rows: list[ScheduledOccurrence]) -> None:
     by_time: dict[datetime, list[int]] = defaultdict(list)
     for row in rows:
-        by_time[row.due_at].append(row.schedule_id)
+        if row.status == Status.DELIVERED:
+            by_time[row.due_at].append(row.schedule_id)
     for fired, ids in by_time.items():
         value = Value(fired, output_field=models.DateTimeField())
         RecurringSchedule.objects.filter(pk__in=ids).update(
