@@ -115,13 +115,15 @@ class SweepRun:
 
     def deliver(self, result: SweepResult, time_budget: float, hold: float) -> None:
         started = time.monotonic()
+        retrying = result.retrying
         while self.drain_due(result, started + time_budget) and hold > 0:
+            if result.retrying > retrying:
+                return  # a due row failed this round: leave it to the next tick, do not spin
             wait = seconds_until_next_due(self.model)
-            # wait <= 0: a row is due that this run could not deliver (it is retrying); leave
-            # it to the next tick rather than spin on it.
-            if wait is None or wait <= 0 or time.monotonic() + wait > started + hold:
+            if wait is None or time.monotonic() + wait > started + hold:
                 return
-            time.sleep(wait)
+            if wait > 0:
+                time.sleep(wait)
             if not self.lock.extend():
                 return
 
