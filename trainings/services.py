@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, DateTimeField, F, QuerySet, Value, When
+from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
 from django.db.models.expressions import ExpressionWrapper
 from django.db.models.functions import Now
 from django.db.models.lookups import GreaterThan
@@ -90,12 +90,13 @@ def training_move(*, training: Training, start_at: datetime, end_at: datetime) -
     check_times(start_at=start_at, end_at=end_at)
     now = timezone.now()
     with transaction.atomic():
+        lock_reminders(training)
         # The row lock orders this move after a concurrent cancel or move of the same training,
         # so the cancelled check below and the times we write are the latest ones.
         locked = Training.objects.select_for_update().get(pk=training.pk)
         locked.start_at, locked.end_at = start_at, end_at
         locked.save(update_fields=["start_at", "end_at", "updated_at"])
-        moved = move_pending_rows(locked, now=now)
+        moved = move_pending_rows(locked, now=now, revive=not locked.is_cancelled)
         if not locked.is_cancelled:
             add_missing_rungs(locked, now=now)
     training.start_at, training.end_at = start_at, end_at
@@ -106,6 +107,7 @@ def training_move(*, training: Training, start_at: datetime, end_at: datetime) -
 def training_cancel(*, training: Training) -> int:
     """Cancels the training and its pending reminders; returns the reminders cancelled."""
     with transaction.atomic():
+        lock_reminders(training)
         Training.objects.filter(pk=training.pk, cancelled_at__isnull=True).update(
             cancelled_at=Now(), updated_at=Now()
         )
@@ -143,7 +145,11 @@ def reminder_send(*, notification: ScheduledTrainingNotification, event_id: str)
 
     Runs inside the handler's effect-once transaction, with the reminder's row locked.
     """
-    training = notification.training
+    # Locked so a concurrent training_cancel either commits first (and nothing is sent) or
+    # waits until the pushes are out. handle_once holds the reminder's row already: the lock
+    # order is scheduled rows, then the training, as in training_move and training_cancel.
+    training = Training.objects.select_for_update(no_key=True).get(pk=notification.training_id)
+    notification.training = training  # expiry and message from the locked, current times
     deadline = notification.expires_at()
     # A message that waited in a busy queue past the reminder's expiry is no longer useful.
     if training.is_cancelled or (deadline is not None and timezone.now() > deadline):
@@ -243,21 +249,33 @@ def add_missing_rungs(training: Training, *, now: datetime) -> None:
     )
 
 
+def lock_reminders(training: Training) -> None:
+    """Lock the training's reminder rows before the training itself: the handler holds its row
+    when it locks the training, so taking them the other way round could deadlock."""
+    list(reminders_of(training).order_by("pk").select_for_update().values_list("pk", flat=True))
+
+
 def reminders_of(training: Training) -> ScheduledEventQuerySet[ScheduledTrainingNotification]:
     return ScheduledTrainingNotification.objects.filter(training_id=training.pk)
 
 
-def move_pending_rows(training: Training, *, now: datetime) -> int:
+def move_pending_rows(training: Training, *, now: datetime, revive: bool = True) -> int:
     """One UPDATE: every pending row to its anchor + offset, a new version each.
 
     A rung the move puts in the past is cancelled rather than sent late, as it would not have
-    been created for a training at these times.
+    been created for a training at these times. With `revive`, a rung an earlier move
+    cancelled that way is pending again if this move puts it back in the future.
     """
     due = new_due_at(training)
     in_future: GreaterThan[datetime] = GreaterThan(due, Value(now, output_field=DateTimeField()))
+    movable = Q(status=Status.PENDING)
+    if revive:
+        movable |= Q(in_future, status=Status.CANCELLED, cancel_reason=MOVED_INTO_THE_PAST)
+    # Status stays a condition on the updated table itself, so PostgreSQL re-checks it on a
+    # row a concurrent sweep has locked (a delivered row is never moved).
     return (
         reminders_of(training)
-        .pending()
+        .filter(movable)
         .exclude(due_at=due)
         .update(
             due_at=due,

@@ -101,8 +101,9 @@ def test_moving_only_the_end_moves_only_post_rows(training):
 
 
 def test_a_move_is_one_update_for_the_rows(training, django_assert_max_num_queries):
-    # lock + training update + row update + backfill insert, inside one transaction
-    with django_assert_max_num_queries(6):
+    # row locks + training lock + training update + row update + backfill check and insert,
+    # inside one transaction
+    with django_assert_max_num_queries(7):
         training_move(
             training=training, start_at=START + timedelta(days=1), end_at=END + timedelta(days=1)
         )
@@ -122,6 +123,38 @@ def test_rungs_a_move_puts_in_the_past_are_cancelled_not_sent(training, frozen):
     past = pre.exclude(status=Status.PENDING)
     assert {(r.status, r.cancel_reason) for r in past} == {(Status.CANCELLED, MOVED_INTO_THE_PAST)}
     assert rows(training).filter(kind=INVITATION, status=Status.PENDING).count() == 0
+
+
+def test_rungs_a_move_cancelled_come_back_when_a_later_move_puts_them_in_the_future(
+    training, frozen
+):
+    frozen.move_to(START - timedelta(hours=2))
+    earlier = START - timedelta(hours=1, minutes=20)  # 40 minutes from now
+    training_move(training=training, start_at=earlier, end_at=earlier + timedelta(hours=1))
+    assert rows(training).filter(cancel_reason=MOVED_INTO_THE_PAST).count() == 8
+
+    training_move(training=training, start_at=START, end_at=END)
+
+    training.refresh_from_db()
+    for row in rows(training).exclude(kind=INVITATION):  # invitations are in the past still
+        assert (row.status, row.due_at) == (Status.PENDING, anchored(row, training))
+        assert (row.cancelled_at, row.cancel_reason) == (None, "")
+    revived = rows(training).filter(kind=PRE, offset__lte=timedelta(minutes=-45))
+    assert set(revived.values_list("version", flat=True)) == {3}
+    assert set(rows(training).filter(kind=INVITATION).values_list("status", flat=True)) == {
+        Status.CANCELLED
+    }
+
+
+def test_a_move_of_a_cancelled_training_revives_nothing(training, frozen):
+    frozen.move_to(START - timedelta(hours=2))
+    earlier = START - timedelta(hours=1, minutes=20)
+    training_move(training=training, start_at=earlier, end_at=earlier + timedelta(hours=1))
+    training_cancel(training=training)
+
+    training_move(training=training, start_at=START, end_at=END)
+
+    assert not rows(training).pending().exists()
 
 
 def test_moving_a_late_created_training_later_adds_the_rungs_it_never_had(team, frozen):

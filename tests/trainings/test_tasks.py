@@ -1,10 +1,12 @@
 import base64
 import json
 import logging
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, transaction
 from django.test import override_settings
 
 from scheduling.dispatch import sweep
@@ -249,3 +251,29 @@ def test_a_failed_push_leaves_the_row_unhandled_so_a_retry_delivers_it(
     settings.TRAININGS_PUSH_BACKEND = "trainings.push.RecordingPushBackend"
     assert send_training_reminder(event_of(message)) == "sent 3"
     assert pushes() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancel_in_progress_holds_the_handler_until_it_commits(team, players, broker, frozen):
+    training = training_create(team=team, start_at=START, end_at=END)
+    frozen.move_to(START - timedelta(minutes=90))
+    sweep(ScheduledTrainingNotification, now=START - timedelta(minutes=90))
+    (message,) = queued_messages(broker, "trainings")
+    results = []
+
+    def handle():
+        try:
+            results.append(send_training_reminder(event_of(message)))
+        finally:
+            connection.close()
+
+    handler = threading.Thread(target=handle)
+    with transaction.atomic():
+        training_cancel(training=training)
+        handler.start()
+        handler.join(timeout=1)
+        assert handler.is_alive()  # waiting for the cancel to commit or roll back
+    handler.join(timeout=10)
+
+    assert results == ["sent 0"]
+    assert pushes() == 0
