@@ -5,15 +5,17 @@
 A real Celery worker then handles a sample of (a)'s messages, to prove they are valid.
 """
 
+import multiprocessing
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from celery import current_app
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 
 from bench.common import broker, record, sql, timed, vacuum
 from purchases.models import ScheduledPurchase
@@ -78,6 +80,32 @@ def reset_rows() -> None:
 def drain_with_sweep() -> None:
     while not sweep(ScheduledPurchase, time_budget=3600).drained:
         pass
+
+
+def drain_slot(slot: int, ready: Any, go: Any) -> None:
+    connections.close_all()  # a forked child must not share the parent's connection
+    ready.wait()
+    go.wait()
+    while not sweep(ScheduledPurchase, slot=slot, time_budget=3600).drained:
+        pass
+
+
+def drain_with_slots(slots: int) -> Callable[[], None]:
+    """Sweepers in `slots` forked processes, each with its own lock, started together."""
+
+    def drain() -> None:
+        context = multiprocessing.get_context("fork")
+        ready, go = context.Barrier(slots + 1), context.Event()
+        connections.close_all()
+        children = [context.Process(target=drain_slot, args=(n, ready, go)) for n in range(slots)]
+        for child in children:
+            child.start()
+        ready.wait()
+        go.set()
+        for child in children:
+            child.join()
+
+    return drain
 
 
 def drain_naive() -> None:
@@ -158,6 +186,7 @@ def run_drain(rows: int) -> None:
     ours = measure("a) sweep (batched publisher)", drain_with_sweep, rows)
     handled = handled_by_a_real_worker(min(SAMPLE, rows))
     record("drain", "a) sample handled by a stock Celery worker", handled, "events")
+    measure("a2) sweep, 2 slots in 2 processes", drain_with_slots(2), rows)
     naive = measure("b) naive (send_task per row)", drain_naive, rows)
     ceiling = measure("c) ceiling (claim + mark, no publish)", drain_ceiling, rows)
     record("drain", "a/b (x the naive way)", ours / naive, "x")
