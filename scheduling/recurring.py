@@ -25,7 +25,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, connection, models, transaction
-from django.db.models import F, Q, Value
+from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
@@ -521,12 +521,11 @@ def occurrence_ensure(*, schedule: RecurringSchedule) -> ScheduledOccurrence | N
 
 
 def _next_occurrence(schedule: RecurringSchedule, now: datetime) -> ScheduledOccurrence | None:
+    # The timeline goes on after its last fire time however that ended: delivered, expired,
+    # failed, or cancelled by hand (a version change cancels with the old version).
     latest = (
-        schedule.occurrences.filter(
-            manual=False,
-            schedule_version=schedule.version,
-            status__in=[Status.DELIVERED, Status.EXPIRED],
-        )
+        schedule.occurrences.filter(manual=False, schedule_version=schedule.version)
+        .exclude(status=Status.PENDING)
         .order_by("-due_at")
         .first()
     )
@@ -538,6 +537,25 @@ def _next_occurrence(schedule: RecurringSchedule, now: datetime) -> ScheduledOcc
         return _occurrence(schedule, successor.due_at, missed_run=successor.missed_run)
     fire = schedule.next_fire_after(now)
     return _occurrence(schedule, fire) if fire is not None else None
+
+
+def schedules_repair(*, limit: int = 10_000) -> int:
+    """Give enabled schedules left without a pending occurrence (their last one failed, or
+    was cancelled by hand) the next one; returns how many were repaired."""
+    has_pending = ScheduledOccurrence.objects.filter(
+        schedule=OuterRef("pk"), status=Status.PENDING, manual=False
+    )
+    broken = RecurringSchedule.objects.filter(enabled=True).exclude(Exists(has_pending))
+    unfinished = broken.filter(Q(ends_at__isnull=True) | Q(ends_at__gt=Now()))
+    repaired = 0
+    for pk in unfinished.order_by("pk").values_list("pk", flat=True)[:limit]:
+        with transaction.atomic():
+            # SKIP LOCKED: a schedule being edited is materialised by its editor.
+            locked = RecurringSchedule.objects.select_for_update(skip_locked=True)
+            schedule = locked.filter(pk=pk).first()
+            if schedule is not None and occurrence_ensure(schedule=schedule) is not None:
+                repaired += 1
+    return repaired
 
 
 def schedule_trigger(*, schedule: RecurringSchedule) -> ScheduledOccurrence:

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 
-from scheduling.broker import PreparedMessage, make_publisher
+from scheduling.broker import OutgoingMessage, PreparedMessage, make_publisher
 from scheduling.dispatch import sweep
 from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
 from tests.conftest import wait_for
@@ -25,13 +25,13 @@ class GatedPublisher:
         self.entered = threading.Event()
         self.gate = threading.Event()
 
-    def prepare(self, message):
+    def prepare(self, message: OutgoingMessage) -> PreparedMessage:
         return self.inner.prepare(message)
 
-    def publish(self, batch: Sequence[PreparedMessage]) -> None:
+    def publish(self, batch: Sequence[PreparedMessage]) -> dict[int, str]:
         self.entered.set()
         assert self.gate.wait(30)
-        self.inner.publish(batch)
+        return self.inner.publish(batch)
 
     def close(self) -> None:
         self.inner.close()

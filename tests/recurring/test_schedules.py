@@ -1,10 +1,12 @@
 """Materialisation, delivery, misfire policies and versioning, on real PostgreSQL and Redis."""
 
 from datetime import UTC, datetime, timedelta
+from io import StringIO
 
 import pytest
 import time_machine
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
@@ -12,6 +14,7 @@ from scheduling.recurring import (
     RecurringSchedule,
     ScheduledOccurrence,
     occurrence_skip,
+    recurring_settings,
     schedule_preview,
     schedule_trigger,
 )
@@ -318,14 +321,14 @@ def test_a_stale_occurrence_is_never_published(broker):
     assert stale.cancel_reason == "stale schedule version"
 
 
-def test_saving_repairs_a_schedule_left_without_its_occurrence():
+def test_saving_repairs_a_schedule_left_without_its_occurrence_after_the_cancelled_one():
     schedule = make_schedule()
     ScheduledOccurrence.objects.filter(schedule=schedule).cancel("by hand")
 
     with time_machine.travel(at(12, 0, 30), tick=False):
         schedule.save()
 
-    assert [row.due_at for row in pending(schedule)] == [at(12, 1)]
+    assert [row.due_at for row in pending(schedule)] == [at(12, 2)]
 
 
 def test_skipping_an_occurrence_materialises_the_one_after():
@@ -371,3 +374,36 @@ def test_orm_saves_refuse_bad_schedules_naming_the_field(fields, field, message)
 
     assert message in " ".join(error.value.message_dict[field])
     assert RecurringSchedule.objects.count() == 0
+
+
+# --- repair and settings -------------------------------------------------------------------
+
+
+def test_repair_gives_a_schedule_whose_occurrence_failed_its_next_one():
+    schedule = make_schedule(cron="*/5 * * * *")
+    ScheduledOccurrence.objects.filter(schedule=schedule).update(status=Status.FAILED)
+    make_schedule(name="healthy")
+    make_schedule(name="off", enabled=False)
+
+    out = StringIO()
+    with time_machine.travel(at(12, 5, 1), tick=False):
+        call_command("recurring_repair", stdout=out)
+
+    assert out.getvalue().strip() == "repaired=1"
+    assert [row.due_at for row in pending(schedule)] == [at(12, 10)]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SCHEDULING_RECURRING_CATCH_UP_LIMIT", 0),
+        ("SCHEDULING_RECURRING_CATCH_UP_LIMIT", "100"),
+        ("SCHEDULING_RECURRING_MISFIRE_GRACE", -1),
+        ("SCHEDULING_RECURRING_MISFIRE_GRACE", True),
+    ],
+)
+def test_bad_recurring_settings_are_refused_by_name(settings, name, value):
+    setattr(settings, name, value)
+
+    with pytest.raises(ImproperlyConfigured, match=name):
+        recurring_settings()

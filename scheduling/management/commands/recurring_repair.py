@@ -1,0 +1,18 @@
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from scheduling.recurring import schedules_repair
+
+
+class Command(BaseCommand):
+    help = (
+        "Give enabled recurring schedules left without a next occurrence (it failed, or was "
+        "cancelled by hand) their next one. Safe to run at any time, e.g. every few minutes."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--limit", type=int, default=10_000, help="schedules per run")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self.stdout.write(f"repaired={schedules_repair(limit=options['limit'])}")
