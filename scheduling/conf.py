@@ -18,6 +18,8 @@ class SchedulingSettings:
     sweeper_slots: int = 1  # parallel sweepers per model, each with its own lock
     sweep_hold: float = 0.0  # seconds a beat-driven sweep stays on to deliver rows as they fall due
     queue: str = "scheduling"  # the queue sweep tasks run on
+    job_max_instants: int = 1000  # instants one keyed job may hold
+    job_max_payload_bytes: int = 64 * 1024  # a keyed job's payload, as compact JSON
 
 
 def scheduling_settings() -> SchedulingSettings:

@@ -20,9 +20,7 @@ from operator import or_
 from typing import Any
 
 from celery import current_app
-from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
-from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, models, transaction
 from django.db.models import Q, QuerySet
 
@@ -34,9 +32,8 @@ from scheduling.base import (
     require_aware,
 )
 from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
+from scheduling.conf import scheduling_settings
 
-DEFAULT_MAX_INSTANTS = 1000
-DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024
 MAX_LABELS = 64
 MAX_LABEL_VALUE = 255
 
@@ -164,28 +161,6 @@ class ScheduledJobRun(ScheduledEvent):
 # --- limits and checks -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class JobLimits:
-    max_instants: int
-    max_payload_bytes: int
-
-
-def job_limits() -> JobLimits:
-    return JobLimits(
-        max_instants=_positive_setting("SCHEDULING_JOB_MAX_INSTANTS", DEFAULT_MAX_INSTANTS),
-        max_payload_bytes=_positive_setting(
-            "SCHEDULING_JOB_MAX_PAYLOAD_BYTES", DEFAULT_MAX_PAYLOAD_BYTES
-        ),
-    )
-
-
-def _positive_setting(name: str, default: int) -> int:
-    value = getattr(settings, name, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected an integer >= 1.")
-    return value
-
-
 def check_key(key: str) -> str:
     if not KEY_PATTERN.fullmatch(key):
         raise JobError("key", f"Enter a key of {KEY_FORM}; got {key[:250]!r}.")
@@ -200,7 +175,7 @@ def check_schedules(schedules: Iterable[datetime]) -> list[datetime]:
         instants = [require_aware(value, "schedules").astimezone(UTC) for value in schedules]
     except (TypeError, ValueError, OverflowError) as exc:
         raise JobError("schedules", str(exc)) from None
-    limit = job_limits().max_instants
+    limit = scheduling_settings().job_max_instants
     if len(instants) > limit:
         raise JobError("schedules", f"At most {limit} instants per job; got {len(instants)}.")
     duplicates = sorted(iso_utc(i) for i, n in Counter(instants).items() if n > 1)
@@ -213,7 +188,7 @@ def check_payload(payload: object) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise JobError("payload", f"Enter a JSON object, e.g. {{}}; got {_json_kind(payload)}.")
     size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
-    limit = job_limits().max_payload_bytes
+    limit = scheduling_settings().job_max_payload_bytes
     if size > limit:
         raise JobError("payload", f"At most {limit} bytes of JSON per job; got {size}.")
     return payload
