@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import Count, QuerySet
+from django.db.models import Case, Count, QuerySet, When
 from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest
 from django.urls import reverse
@@ -55,22 +55,18 @@ class ReleaseAdmin(admin.ModelAdmin):
 
     @admin.display(description="Scheduled emails")
     def scheduled_rows(self, obj: Release) -> str:
-        # Not an inline: a release may have thousands of buyers. Counts, and a link to them.
+        # Not an inline (rows hang off purchases, and a release may have thousands of buyers):
+        # the counts, the first rows, and a link to all of them.
         if obj.pk is None:
             return "-"
-        counts = (
-            ScheduledPurchase.objects.filter(purchase__release=obj)
-            .values_list("status")
-            .annotate(n=Count("pk"))
-            .order_by("status")
-        )
+        rows = ScheduledPurchase.objects.filter(purchase__release=obj)
         url = reverse("admin:purchases_scheduledpurchase_changelist")
-        summary = format_html_join(", ", "{} {}", ((n, status) for status, n in counts))
         return format_html(
-            '{} <a href="{}?purchase__release__id__exact={}">View them</a>',
-            summary or "none",
+            '<p>{} <a href="{}?purchase__release__id__exact={}">View them all</a></p>{}',
+            status_counts(rows) or "none",
             url,
             obj.pk,
+            first_rows_table(rows),
         )
 
     def save_model(self, request: HttpRequest, obj: Release, form: ModelForm, change: bool) -> None:
@@ -89,6 +85,43 @@ class ReleaseAdmin(admin.ModelAdmin):
             track = track_form.instance
             if track.pk and "release_date" in track_form.changed_data:
                 track_move(track=track, release_date=track.release_date)
+
+
+RELEASE_PAGE_ROWS = 50
+
+
+def status_counts(rows: QuerySet[ScheduledPurchase]) -> str:
+    counts = rows.values_list("status").annotate(n=Count("pk")).order_by("status")
+    return format_html_join(", ", "{} {}", ((n, status) for status, n in counts))
+
+
+def first_rows_table(rows: QuerySet[ScheduledPurchase]) -> str:
+    """The soonest pending rows first, then the rest; at most RELEASE_PAGE_ROWS of them."""
+    pending_first = Case(When(status=ScheduledPurchase.Status.PENDING, then=0), default=1)
+    first = rows.select_related("purchase__customer", "track").order_by(
+        pending_first, "due_at", "pk"
+    )[:RELEASE_PAGE_ROWS]
+    if not first:
+        return ""
+    body = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        (
+            (
+                row.event_id,
+                row.purchase.customer.email,
+                row.track.title if row.track else "whole release",
+                row.status,
+                row.due_at.isoformat(),
+            )
+            for row in first
+        ),
+    )
+    return format_html(
+        '<table class="scheduled-rows"><thead><tr><th>Event</th><th>Customer</th><th>Track</th>'
+        "<th>Status</th><th>Due at</th></tr></thead><tbody>{}</tbody></table>",
+        body,
+    )
 
 
 class ScheduledPurchaseInline(ScheduledEventInline):

@@ -82,7 +82,7 @@ def track_move(*, track: Track, release_date: datetime | None) -> int:
 
 
 def _schedule_track_for_waiting_purchases(track: Track, due_at: datetime) -> int:
-    waiting = (
+    candidates = (
         Purchase.objects.filter(
             release_id=track.release_id,
             status=Purchase.Status.PAID,
@@ -90,9 +90,16 @@ def _schedule_track_for_waiting_purchases(track: Track, due_at: datetime) -> int
             scheduled__status=ScheduledPurchase.Status.PENDING,
         )
         .exclude(scheduled__track=track)
+        .select_for_update(of=("self",))
         .values_list("pk", flat=True)
     )
-    rows = [ScheduledPurchase(purchase_id=pk, track=track, due_at=due_at) for pk in waiting]
+    # The purchase locks make a concurrent refund commit first or wait for our rows (which it
+    # then cancels). Read again once locked: a refund that committed while we waited shows now.
+    waiting = Purchase.objects.filter(pk__in=list(candidates), status=Purchase.Status.PAID)
+    rows = [
+        ScheduledPurchase(purchase_id=pk, track=track, due_at=due_at)
+        for pk in waiting.values_list("pk", flat=True)
+    ]
     return len(ScheduledPurchase.objects.bulk_create(rows))
 
 

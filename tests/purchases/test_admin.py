@@ -268,6 +268,31 @@ def test_a_date_out_of_range_in_the_admin_is_a_form_error_and_moves_nothing(staf
     assert {(row.due_at, row.version) for row in purchase.scheduled.all()} == {(RELEASE_DAY, 1)}
 
 
+def test_the_release_page_lists_its_first_50_rows_soonest_pending_first(staff):
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    single = TrackFactory(release=release, title="Lead Single", release_date=RELEASE_DAY)
+    purchases = [sold(release, email=f"buyer{n:02}@example.com") for n in range(30)]
+    ScheduledPurchase.objects.filter(purchase=purchases[0]).update(status=Status.DELIVERED)
+    soonest = purchases[29].scheduled.get(track=single)
+    ScheduledPurchase.objects.filter(pk=soonest.pk).update(due_at=RELEASE_DAY - timedelta(days=3))
+    other = sold(email="elsewhere@example.com")
+
+    page = staff.get(f"/admin/purchases/release/{release.pk}/change/").content.decode()
+
+    table = page[page.index('<table class="scheduled-rows">') :]
+    table = table[: table.index("</table>")]
+    lines = table.split("<tr>")[2:]
+    assert len(lines) == 50
+    assert soonest.event_id in lines[0]
+    assert "buyer29@example.com" in lines[0]
+    assert "Lead Single" in lines[0]
+    assert all("pending" in line for line in lines)
+    assert "buyer00@example.com" not in table  # delivered: after the 58 pending rows
+    assert other.scheduled.get().event_id not in table
+    assert "2 delivered, 58 pending" in page
+    assert f"?purchase__release__id__exact={release.pk}" in page
+
+
 def test_the_purchase_page_shows_its_rows_inline_and_refunds(staff):
     release = ReleaseFactory(release_date=RELEASE_DAY)
     TrackFactory(release=release, title="Early", release_date=RELEASE_DAY - timedelta(days=9))

@@ -1,6 +1,8 @@
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 
 from purchases.models import Purchase, ScheduledPurchase
@@ -173,3 +175,28 @@ def test_moving_to_a_date_out_of_range_is_refused_and_moves_nothing(date):
     purchase.release.refresh_from_db()
     assert purchase.release.release_date == RELEASE_DAY
     assert {(row.due_at, row.version) for row in purchase.scheduled.all()} == {(RELEASE_DAY, 1)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refund_in_progress_holds_a_track_move_so_no_row_is_left_pending():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    track = TrackFactory(release=release)
+    purchase = purchase_create(customer=CustomerFactory(), release=release)
+    moved = []
+
+    def move_track():
+        try:
+            moved.append(track_move(track=track, release_date=SINGLE_DAY))
+        finally:
+            connection.close()
+
+    mover = threading.Thread(target=move_track)
+    with transaction.atomic():
+        purchase_refund(purchase=purchase)
+        mover.start()
+        mover.join(timeout=1)
+        assert mover.is_alive()  # waiting for the refund to commit
+    mover.join(timeout=10)
+
+    assert moved == [0]
+    assert not purchase.scheduled.pending().exists()
