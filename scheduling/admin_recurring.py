@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from scheduling.admin import ScheduledEventAdmin, rows_changed
+from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
 from scheduling.base import Status
 from scheduling.cron import CronError, time_zone
 from scheduling.recurring import (
@@ -77,6 +77,7 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
         ),
     )
     actions = ("enable", "disable", "trigger_now", "ensure_next")
+    formfield_overrides = STORABLE_DATETIMES
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[RecurringSchedule]:
         next_fire = ScheduledOccurrence.objects.filter(

@@ -159,12 +159,15 @@ def _parse_duration(text: str) -> timedelta:
 
 def _parse_instant(text: str) -> datetime:
     try:
-        return datetime.fromisoformat(text)
+        instant = datetime.fromisoformat(text)
     except ValueError:
         raise CronError(
             f"@at instant {text!r} is not valid; expected ISO 8601, e.g. 2026-12-24T09:00:00Z "
             "(without an offset it is read in the schedule's time zone)"
         ) from None
+    if instant.year not in YEARS:
+        raise CronError(f"@at instant {text!r} is not valid: years run {ACCEPTED['year']}")
+    return instant
 
 
 def _parse_fields(parts: list[str]) -> Plan:
@@ -334,8 +337,8 @@ def _next_wall(plan: Plan, wall: datetime) -> datetime | None:
     for _ in range(MAX_RESTARTS):
         try:
             candidate: datetime = next(CronSim(plan.cron, wall))
-        except StopIteration:  # cronsim gives up after 50 years without a match
-            return None
+        except (StopIteration, OverflowError, ValueError):
+            return None  # no match within 50 years, or none before datetime's year 9999
         restart = _restart_point(plan, candidate)
         if restart is None:
             return candidate

@@ -30,6 +30,7 @@ from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
 from scheduling import cron
+from scheduling.api.serializers import storable_utc
 from scheduling.base import ScheduledEvent, Status, iso_utc
 from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
 from scheduling.payload_templates import TemplateError, render, validate_template
@@ -238,8 +239,15 @@ def _time_errors(schedule: RecurringSchedule) -> dict[str, str]:
     errors: dict[str, str] = {}
     for name in ("starts_at", "ends_at"):
         value = getattr(schedule, name)
-        if value is not None and (not isinstance(value, datetime) or value.utcoffset() is None):
+        if value is None:
+            continue
+        if not isinstance(value, datetime) or value.utcoffset() is None:
             errors[name] = f"{name} must be an aware datetime, e.g. 2026-12-24T14:00:00Z."
+            continue
+        try:
+            storable_utc(value)
+        except ValueError as exc:
+            errors[name] = f"{name}: {exc}"
     if not errors and schedule.ends_at is not None and schedule.ends_at <= schedule.starts_at:
         errors["ends_at"] = "ends_at must be after starts_at."
     lateness = schedule.max_lateness

@@ -118,6 +118,8 @@ def test_max_lateness_is_iso_8601_both_ways(api):
         ({"misfire_policy": "later"}, "misfire_policy", "is not a valid choice"),
         ({"name": "Nightly Export!"}, "name", "slug"),
         ({"cron": "@at 2020-01-01T00:00:00Z"}, "cron", "never fires"),
+        ({"cron": "@at 2150-01-01T00:00:00Z"}, "cron", "years run 1970-2099"),
+        ({"starts_at": "9999-12-31T23:59:59-12:00"}, "starts_at", "out of range"),
     ],
 )
 def test_bad_input_is_refused_naming_the_field(api, change, field, message):

@@ -98,6 +98,11 @@ def test_a_year_list_ends_the_schedule():
     assert next_fire("0 0 0 1 1 ? 2027", datetime(2027, 1, 1, tzinfo=UTC), "UTC") is None
 
 
+def test_no_fire_time_beyond_what_a_datetime_holds():
+    assert next_fire("* * * * *", datetime(9999, 12, 31, 23, 59, 30, tzinfo=UTC), "UTC") is None
+    assert next_fire("0 0 12 29 2 ?", datetime(9998, 1, 1, tzinfo=UTC), "UTC") is None
+
+
 def test_the_result_is_strictly_after_and_in_utc():
     at = datetime(2026, 1, 1, 3, 0, tzinfo=UTC)
     result = next_fire("0 3 * * *", at, "UTC")
@@ -263,6 +268,7 @@ def test_at_without_an_offset_is_a_wall_time_in_the_schedule_zone():
         ("@every 0s", "must be at least one second"),
         ("@every 5 minutes", "@every duration '5 minutes' is not valid"),
         ("@at tomorrow", "@at instant 'tomorrow' is not valid; expected ISO 8601"),
+        ("@at 2150-01-01T00:00:00Z", "years run 1970-2099"),
     ],
 )
 def test_invalid_expressions_are_refused_naming_the_field_and_why(expression, message):

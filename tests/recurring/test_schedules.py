@@ -366,6 +366,7 @@ def test_preview_lists_the_next_fire_times_in_order():
         ({"cron": "@at 2020-01-01T00:00:00Z"}, "cron", "never fires"),
         ({"name": "not a slug"}, "name", "slug"),
         ({"max_lateness": timedelta(0)}, "max_lateness", "positive duration"),
+        ({"starts_at": datetime(9500, 1, 1, tzinfo=UTC)}, "starts_at", "out of range"),
     ],
 )
 def test_orm_saves_refuse_bad_schedules_naming_the_field(fields, field, message):
