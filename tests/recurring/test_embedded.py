@@ -1,0 +1,42 @@
+"""The embedded mode (SQLite, filesystem broker): schedules materialise, deliver and chain."""
+
+import os
+import time
+
+import pytest
+
+from tests.scheduling.test_embedded import run
+
+pytestmark = pytest.mark.slow
+
+CREATE = """
+from scheduling.recurring import RecurringSchedule
+RecurringSchedule.objects.create(
+    name="embedded", cron="* * * * * ?", queue="ticks", payload_template={"d": "${todaysDate}"}
+)
+"""
+STATE = """
+from scheduling.recurring import ScheduledOccurrence as O
+rows = O.objects.filter(schedule__name="embedded")
+print(rows.filter(status="delivered").count(), rows.filter(status="pending").count())
+"""
+
+
+def test_the_embedded_mode_delivers_and_chains_occurrences(tmp_path):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
+        "REDIS_URL": "",
+        "CELERY_BROKER_URL": "filesystem://",
+        "RUN_DIR": str(tmp_path),
+    }
+    run(env, "migrate", "-v", "0")
+    run(env, "shell", "-v", "0", "-c", CREATE)
+    time.sleep(1.5)  # the first fire is the next whole second
+
+    assert "delivered=1" in run(env, "sweep", "scheduling.ScheduledOccurrence")
+
+    delivered, pending = map(int, run(env, "shell", "-v", "0", "-c", STATE).split())
+    assert (delivered, pending) == (1, 1)
+    assert len(list((tmp_path / "broker" / "out").iterdir())) == 1
