@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
@@ -125,7 +126,12 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
 
     @admin.action(description="Enable selected schedules", permissions=["change"])
     def enable(self, request: HttpRequest, queryset: QuerySet[RecurringSchedule]) -> None:
-        changed = sum(schedule_set_enabled(schedule=s, enabled=True) for s in queryset)
+        changed = 0
+        for schedule in queryset:
+            try:
+                changed += schedule_set_enabled(schedule=schedule, enabled=True)
+            except ValidationError as exc:  # e.g. an @at schedule whose time has passed
+                messages.error(request, f"{schedule}: {'; '.join(exc.messages)}")
         rows_changed(request, self.opts, "Enabled", changed)
 
     @admin.action(description="Disable selected schedules", permissions=["change"])

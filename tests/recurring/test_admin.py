@@ -151,3 +151,18 @@ def test_occurrences_list_and_skip(admin_client):
     occurrence.refresh_from_db()
     assert occurrence.status == "cancelled"
     assert [row.due_at for row in pending(schedule)] == [CURRENT_TIME.replace(hour=14)]
+
+
+def test_enabling_a_schedule_that_can_no_longer_fire_says_why(admin_client):
+    schedule = make_schedule(name="once", cron="@at 2026-11-22T12:30:00Z", enabled=False)
+
+    with time_machine.travel(CURRENT_TIME.replace(hour=13), tick=False):
+        response = admin_client.post(
+            SCHEDULES,
+            {"action": "enable", ACTION_CHECKBOX_NAME: [schedule.pk], "index": 0},
+            follow=True,
+        )
+
+    assert "never fires" in response.content.decode()
+    schedule.refresh_from_db()
+    assert schedule.enabled is False
