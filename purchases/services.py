@@ -29,6 +29,11 @@ def due_time(date: datetime, now: datetime) -> datetime:
     return max(date, now)
 
 
+def track_date(track_release_date: datetime, release_date: datetime) -> datetime:
+    """A staggered track comes out on its own date, or with its release if that is sooner."""
+    return min(track_release_date, release_date)
+
+
 def _lock_release(pk: int) -> Release:
     return Release.objects.select_for_update().get(pk=pk)
 
@@ -42,9 +47,12 @@ def purchase_create(*, customer: Customer, release: Release) -> Purchase:
     now = timezone.now()
     rows = [ScheduledPurchase(purchase=purchase, due_at=due_time(release.release_date, now))]
     rows += [
-        ScheduledPurchase(purchase=purchase, track=track, due_at=due_time(track.release_date, now))
-        for track in release.tracks.filter(release_date__isnull=False)
-        if track.release_date is not None
+        ScheduledPurchase(
+            purchase=purchase,
+            track=track,
+            due_at=due_time(track_date(own, release.release_date), now),
+        )
+        for track, own in _staggered_tracks(release)
     ]
     ScheduledPurchase.objects.bulk_create(rows)
     return purchase
@@ -52,13 +60,32 @@ def purchase_create(*, customer: Customer, release: Release) -> Purchase:
 
 @transaction.atomic
 def release_move(*, release: Release, release_date: datetime) -> int:
-    """Move a release and its pending whole-release emails; returns the rows moved."""
+    """Move a release and its pending whole-release emails, and the track emails its new date
+    makes sooner (or no longer holds back); returns the rows moved."""
     storable_utc(require_aware(release_date, "release_date"))
     locked = _lock_release(release.pk)
+    before = locked.release_date
     locked.release_date = release.release_date = release_date
     locked.save(update_fields=["release_date"])
+    now = timezone.now()
     rows = ScheduledPurchase.objects.filter(purchase__release=locked, track__isnull=True)
-    return rows.reschedule(due_time(release_date, timezone.now()))
+    return rows.reschedule(due_time(release_date, now)) + _move_track_rows(locked, before, now)
+
+
+def _move_track_rows(release: Release, before: datetime, now: datetime) -> int:
+    """Track emails whose date the release move changes: those it now holds back, or no more."""
+    moved = 0
+    for track, own in _staggered_tracks(release):
+        due = track_date(own, release.release_date)
+        if due != track_date(own, before):
+            moved += ScheduledPurchase.objects.filter(track=track).reschedule(due_time(due, now))
+    return moved
+
+
+def _staggered_tracks(release: Release) -> list[tuple[Track, datetime]]:
+    """The release's tracks with a date of their own, with that date."""
+    tracks = release.tracks.filter(release_date__isnull=False)
+    return [(track, track.release_date) for track in tracks if track.release_date is not None]
 
 
 @transaction.atomic
@@ -71,13 +98,13 @@ def track_move(*, track: Track, release_date: datetime | None) -> int:
     """
     if release_date is not None:
         storable_utc(require_aware(release_date, "release_date"))
-    _lock_release(track.release_id)
+    release = _lock_release(track.release_id)
     track.release_date = release_date
     track.save(update_fields=["release_date"])
     rows = ScheduledPurchase.objects.filter(track=track)
     if release_date is None:
         return rows.cancel("track released with its release")
-    due_at = due_time(release_date, timezone.now())
+    due_at = due_time(track_date(release_date, release.release_date), timezone.now())
     return rows.reschedule(due_at) + _schedule_track_for_waiting_purchases(track, due_at)
 
 

@@ -6,7 +6,17 @@ from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, DateTimeField, F, Q, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    DateTimeField,
+    DurationField,
+    F,
+    Func,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.db.models.expressions import ExpressionWrapper
 from django.db.models.functions import Now
 from django.db.models.lookups import GreaterThan
@@ -62,6 +72,8 @@ def training_create_many(
     invitations_enabled: bool = False,
 ) -> list[Training]:
     """training_create for a season at once: (start_at, end_at) pairs, a few INSERTs in all."""
+    if not times:
+        return []
     for start_at, end_at in times:
         check_times(start_at=start_at, end_at=end_at)
     now = timezone.now()
@@ -290,12 +302,21 @@ def move_pending_rows(training: Training, *, now: datetime, revive: bool = True)
     )
 
 
+EXACT_OFFSET = Func(
+    F("offset"),
+    template="make_interval(secs => extract(epoch from %(expressions)s))",
+    output_field=DurationField(),
+)
+
+
 def new_due_at(training: Training) -> Case:
-    # timestamptz + interval. Django's PostgreSQL sessions run in UTC, so even a "3 days"
-    # interval is exactly 72 hours here, matching the ladder computed in Python.
+    # timestamptz + interval adds an interval's days as calendar days in the session's time
+    # zone, so "-3 days" across a DST change would be 71 or 73 hours. The offset goes in as
+    # seconds instead: exact durations, matching the ladder computed in Python, whatever the
+    # session's time zone.
     def plus_offset(anchor: datetime) -> ExpressionWrapper:
         return ExpressionWrapper(
-            Value(anchor.astimezone(UTC), output_field=DateTimeField()) + F("offset"),
+            Value(anchor.astimezone(UTC), output_field=DateTimeField()) + EXACT_OFFSET,
             output_field=DateTimeField(),
         )
 

@@ -87,6 +87,40 @@ def test_moving_a_track_moves_its_rows_and_schedules_waiting_buyers():
     assert (rows_of(waiting)[track.pk].due_at, rows_of(waiting)[track.pk].version) == (earlier, 2)
 
 
+def test_a_track_dated_after_its_release_is_scheduled_with_the_release():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    late = TrackFactory(release=release, release_date=RELEASE_DAY + timedelta(days=5))
+
+    purchase = purchase_create(customer=CustomerFactory(), release=release)
+
+    assert rows_of(purchase)[late.pk].due_at == RELEASE_DAY
+
+
+def test_moving_a_track_after_its_release_keeps_it_with_the_release():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    track = TrackFactory(release=release, release_date=SINGLE_DAY)
+    purchase = purchase_create(customer=CustomerFactory(), release=release)
+
+    track_move(track=track, release_date=RELEASE_DAY + timedelta(days=5))
+
+    assert rows_of(purchase)[track.pk].due_at == RELEASE_DAY
+
+
+def test_moving_a_release_before_its_tracks_brings_them_along_and_back():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    track = TrackFactory(release=release, release_date=SINGLE_DAY)
+    purchase = purchase_create(customer=CustomerFactory(), release=release)
+    sooner = SINGLE_DAY - timedelta(days=10)
+
+    assert release_move(release=release, release_date=sooner) == 2
+    assert {row.due_at for row in purchase.scheduled.all()} == {sooner}
+
+    assert release_move(release=release, release_date=RELEASE_DAY) == 2
+    rows = rows_of(purchase)
+    assert (rows[None].due_at, rows[track.pk].due_at) == (RELEASE_DAY, SINGLE_DAY)
+    assert rows[track.pk].version == 3
+
+
 def test_a_track_without_its_own_date_no_longer_has_its_own_email():
     release = ReleaseFactory(release_date=RELEASE_DAY)
     track = TrackFactory(release=release, release_date=SINGLE_DAY)

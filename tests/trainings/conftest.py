@@ -1,3 +1,4 @@
+import os
 import subprocess
 from collections.abc import Iterator
 
@@ -29,6 +30,10 @@ def players(team: Team) -> list[Player]:
 @pytest.fixture
 def trainings_worker(subprocess_env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
     """A real Celery worker consuming the trainings queue, on the shared test database."""
-    process = start_worker(subprocess_env, "trainings", "test-trainings-worker")
+    process = start_worker(subprocess_env, "trainings", WORKER_LOG)
     yield process
     stop_process(process)
+
+
+# Per test run: concurrent runs on one machine each have their own Redis pair, and log.
+WORKER_LOG = f"trainings-worker-{os.environ['TEST_REDIS_PAIR']}"

@@ -1,13 +1,20 @@
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
 
 from scheduling.models import ScheduledEvent
 from tests.conftest import CURRENT_TIME
 from tests.trainings.factories import PlayerFactory, TeamFactory
 from trainings.kinds import InvitationStatus, NotificationKind, Phase
-from trainings.models import Invitation, QuestionnaireAnswer, ScheduledTrainingNotification
+from trainings.models import (
+    Invitation,
+    QuestionnaireAnswer,
+    ScheduledTrainingNotification,
+    Training,
+)
 from trainings.services import (
     MOVED_INTO_THE_PAST,
     invitation_reply,
@@ -261,3 +268,34 @@ def test_creating_many_refuses_any_bad_pair_before_writing(team):
         training_create_many(team=team, times=[(START, END), (END, START)])
 
     assert not ScheduledTrainingNotification.objects.exists()
+
+
+def test_creating_many_trainings_from_no_times_creates_nothing(team, players):
+    assert training_create_many(team=team, times=[], invitations_enabled=True) == []
+    assert not Training.objects.exists()
+
+
+def test_a_move_across_a_dst_change_keeps_every_rung_at_its_exact_offset(team, players, frozen):
+    paris = ZoneInfo("Europe/Paris")
+    before = datetime(2027, 10, 29, 18, 0, tzinfo=paris)  # summer time, UTC+2
+    after = datetime(2027, 11, 1, 18, 0, tzinfo=paris)  # winter time from the 31st, UTC+1
+    training = training_create(
+        team=team, start_at=before, end_at=before + timedelta(hours=1), invitations_enabled=True
+    )
+
+    # Django's sessions run in UTC; the move's SQL must give the same in a Paris session.
+    session_time_zone("Europe/Paris")
+    training_move(training=training, start_at=after, end_at=after + timedelta(hours=1))
+    session_time_zone("UTC")  # Django reads timestamps as UTC
+
+    training.refresh_from_db()
+    for row in rows(training):
+        assert row.status == Status.PENDING
+        assert row.due_at == anchored(row, training)
+    three_days = rows(training).get(kind=INVITATION, offset=timedelta(days=-3))
+    assert three_days.due_at == datetime(2027, 10, 29, 17, 0, tzinfo=UTC)  # 19:00 in Paris
+
+
+def session_time_zone(name):
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL TIME ZONE %s", [name])
