@@ -3,7 +3,8 @@
 N schedules fire at the same minute (the worst case: cron `* * * * *` for all of them). We
 time one sweep that publishes every occurrence and inserts each schedule's next one in the
 same transaction, then check that each schedule has exactly one pending occurrence, a minute
-later. Run: `python -m bench.recurring [N ...]` (default 10000 100000).
+later. Run: `python -m bench.recurring [--task] [N ...]` (default 10000 100000); the target
+is a queue (plain JSON), or with --task a Celery task (a full task message each).
 
 It uses its own database (scheduling_bench_recurring) and a Redis pair claimed the way test
 runs claim theirs, so it never touches development data or another run.
@@ -16,6 +17,7 @@ from datetime import datetime
 
 BENCH_DB = "scheduling_bench_recurring"
 QUEUE = "bench-recurring"
+TASK = "bench.recurring_noop"  # never consumed: the bench counts what reaches the broker
 
 
 def configure() -> None:
@@ -24,7 +26,7 @@ def configure() -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
-def make_schedules(count: int) -> datetime:
+def make_schedules(count: int, *, task: bool) -> datetime:
     """`count` every-minute schedules, each with its occurrence due at the start of the
     current minute (SQL, fast); returns that minute."""
     from bench.common import sql, vacuum
@@ -36,10 +38,10 @@ def make_schedules(count: int) -> datetime:
     sql(
         "INSERT INTO recurring_schedule (name, cron, timezone, task, queue, payload_template,"
         " enabled, misfire_policy, starts_at, version, created_at, updated_at)"
-        " SELECT 'bench-' || g, '* * * * *', 'Europe/Paris', '', %s,"
+        " SELECT 'bench-' || g, '* * * * *', 'Europe/Paris', %s, %s,"
         " '{\"day\": \"${todaysDate}\"}'::jsonb, true, 'fire_once', now() - interval '1 day',"
         " 1, now(), now() FROM generate_series(1, %s) g",
-        [QUEUE, count],
+        [TASK if task else "", "" if task else QUEUE, count],
     )
     sql(
         "INSERT INTO scheduled_occurrence (schedule_id, schedule_version, manual, missed_run,"
@@ -52,26 +54,29 @@ def make_schedules(count: int) -> datetime:
     return minute
 
 
-def run(count: int) -> None:
+def run(count: int, *, task: bool) -> None:
     from bench.common import broker, timed
     from scheduling.dispatch import sweep
-    from scheduling.recurring import ScheduledOccurrence
+    from scheduling.recurring import ScheduledOccurrence, task_queue
 
-    minute = make_schedules(count)
-    broker().delete(QUEUE)
+    queue = task_queue(TASK) if task else QUEUE
+    minute = make_schedules(count, task=task)
+    broker().delete(queue)
     with timed() as elapsed:
         # The claim's cutoff is that minute, so successors (a minute later) are never swept
         # here, however long the run takes.
         result = sweep(ScheduledOccurrence, now=minute, time_budget=3600)
     assert result.delivered == count, result
-    assert broker().llen(QUEUE) == count
+    assert broker().llen(queue) == count
     pending = ScheduledOccurrence.objects.filter(status="pending")
     assert pending.values("schedule_id").distinct().count() == count
     assert pending.count() == count, "one pending occurrence per schedule"
     rate = count / elapsed[0]
-    print(f"  {count:>9,} schedules due at once: {rate:>8,.0f} occurrences/s published, each")
+    target = "task" if task else "queue"
+    print(f"  {count:>9,} {target} schedules due at once: {rate:>8,.0f} occurrences/s published,")
     print(
-        f"  {'':>9}  with its successor inserted; the last after {elapsed[0]:.2f} s; one sweeper keeps up with"
+        f"  {'':>9}  each with its successor inserted; the last after {elapsed[0]:.2f} s; "
+        "one sweeper keeps up with"
     )
     print(f"  {'':>9}  {rate * 60:,.0f} every-minute schedules spread over the minute")
 
@@ -84,9 +89,10 @@ def main(argv: list[str]) -> None:
     from tests.settings import release_redis_pair
 
     try:
-        for count in [int(arg) for arg in argv] or [10_000, 100_000]:
+        task = "--task" in argv
+        for count in [int(arg) for arg in argv if arg != "--task"] or [10_000, 100_000]:
             started = time.perf_counter()
-            run(count)
+            run(count, task=task)
             print(f"  ({count:,} schedules: {time.perf_counter() - started:.1f} s in all)")
     finally:
         release_redis_pair()
