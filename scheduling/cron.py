@@ -63,6 +63,7 @@ YEARS = range(1970, 2100)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 SECOND = timedelta(seconds=1)
+MAX_EVERY = timedelta(days=3660)
 # Year and day filters restart the cron search; each restart moves at least a month ahead.
 MAX_RESTARTS = 130 * 12 * 2
 
@@ -151,10 +152,10 @@ def _parse_duration(text: str) -> timedelta:
             f"@every duration {text!r} is not valid; expected e.g. 90m, 1h30m, 24h, 45s or 2d"
         )
     days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
-    value = timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
-    if not value:
-        raise CronError(f"@every duration {text!r} must be at least one second")
-    return value
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    if not 1 <= total <= MAX_EVERY.total_seconds():
+        raise CronError(f"@every duration {text!r} must be from one second to {MAX_EVERY.days}d")
+    return timedelta(seconds=total)
 
 
 def _parse_instant(text: str) -> datetime:
@@ -312,10 +313,13 @@ def _year_term(term: str, value: str) -> range:
 # --- evaluation -----------------------------------------------------------------------------
 
 
-def _next_every(step: timedelta, after: datetime, anchor: datetime) -> datetime:
+def _next_every(step: timedelta, after: datetime, anchor: datetime) -> datetime | None:
     if after < anchor:
         return anchor.astimezone(UTC)
-    return (anchor + ((after - anchor) // step + 1) * step).astimezone(UTC)
+    try:
+        return (anchor + ((after - anchor) // step + 1) * step).astimezone(UTC)
+    except OverflowError:  # past what a datetime holds
+        return None
 
 
 def _next_cron(plan: Plan, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime | None:
