@@ -234,3 +234,39 @@ def test_a_refund_in_progress_holds_a_track_move_so_no_row_is_left_pending():
 
     assert moved == [0]
     assert not purchase.scheduled.pending().exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sales_of_one_release_do_not_wait_for_each_other_but_a_move_waits_for_them():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    first_sale_open = threading.Event()
+    finish_first_sale = threading.Event()
+    moved = threading.Event()
+
+    def first_sale() -> None:
+        with transaction.atomic():
+            purchase_create(customer=CustomerFactory(), release=release)
+            first_sale_open.set()
+            finish_first_sale.wait(10)
+        connection.close()
+
+    def move() -> None:
+        release_move(release=release, release_date=RELEASE_DAY + timedelta(days=7))
+        moved.set()
+        connection.close()
+
+    seller = threading.Thread(target=first_sale)
+    seller.start()
+    assert first_sale_open.wait(10)
+
+    purchase_create(customer=CustomerFactory(), release=release)  # does not wait for the first
+    mover = threading.Thread(target=move)
+    mover.start()
+    assert not moved.wait(0.5), "the move must wait for the open sale"
+    finish_first_sale.set()
+    seller.join(10)
+    mover.join(10)
+
+    assert moved.is_set()
+    due = set(ScheduledPurchase.objects.values_list("due_at", flat=True))
+    assert due == {RELEASE_DAY + timedelta(days=7)}
