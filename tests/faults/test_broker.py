@@ -1,0 +1,110 @@
+"""The broker stopped (or frozen) for 30-60 s while rows keep falling due under `sweep --loop`."""
+
+import itertools
+import os
+import time
+
+import pytest
+from django.db import connection
+
+from tests.conftest import wait_for
+from tests.faults.checker import check
+from tests.faults.conftest import (
+    Tail,
+    end,
+    fallen_due,
+    insert_pings,
+    published_ids,
+    scale,
+    spread_due,
+    statuses,
+    sweeper,
+)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+INTERVAL = 1.0  # the sweep loop's tick
+PUBLISH_TIMEOUT = 1.0
+BATCH = 500
+FAILED = "error=broker did not take the batch"
+
+
+def downtime() -> float:
+    return float(os.environ.get("FAULTS_BROKER_DOWNTIME", "30"))
+
+
+@pytest.mark.parametrize("outage", ["stopped", "frozen"])
+def test_a_broker_outage_fails_publishing_fast_loses_nothing_and_recovers_within_two_ticks(
+    outage, subprocess_env, dedicated_redis, fault_report
+):
+    # "stopped": the process is gone, connections are refused. "frozen" (SIGSTOP): the port
+    # still accepts connections but nothing answers, so only the publish timeout ends a publish.
+    broker = dedicated_redis
+    with connection.cursor() as cursor:
+        insert_pings(cursor, scale() // 4)
+        streamed = int(10 * (downtime() + 5))
+        insert_pings(cursor, streamed, due=spread_due(downtime() + 5, streamed), name="stream")
+    env = {
+        **subprocess_env,
+        "CELERY_BROKER_URL": broker.url,
+        "SCHEDULING_SWEEP_INTERVAL": str(INTERVAL),
+        "SCHEDULING_PUBLISH_TIMEOUT": str(PUBLISH_TIMEOUT),
+        "SCHEDULING_BATCH_SIZE": str(BATCH),
+    }
+    client = broker.client()
+    tail = Tail(sweeper(env, "--loop"))
+    try:
+        wait_for(lambda: client.llen("testapp") > 0, timeout=60, interval=0.01)
+        went_down = time.monotonic()
+        broker.stop(save=True) if outage == "stopped" else broker.freeze()
+
+        failed_after = wait_for(lambda: _first_failure(tail, went_down), timeout=30, interval=0.05)
+        time.sleep(downtime())  # the outage itself; rows keep falling due meanwhile
+        failures = [at for at, line in tail.lines if FAILED in line and at >= went_down]
+
+        broker.start() if outage == "stopped" else broker.thaw()
+        back_at = time.monotonic()
+        queued = client.llen("testapp")
+        wait_for(lambda: client.llen("testapp") > queued, timeout=30, interval=0.02)
+        recovered_after = time.monotonic() - back_at
+
+        wait_for(lambda: _all_delivered(), timeout=120, interval=0.2)
+    finally:
+        end(tail.process)
+    output = tail.finish()
+
+    with connection.cursor() as cursor:
+        verdict = check(fallen_due(cursor), published_ids(client))
+    longest_gap = max(b - a for a, b in itertools.pairwise(failures))
+    fault_report(
+        verdict,
+        outage_seconds=downtime(),
+        first_failure_after=failed_after,
+        failed_sweeps=len(failures),
+        longest_gap_between_failures=longest_gap,
+        recovered_after=recovered_after,
+    )
+    assert tail.process.returncode == 0, output
+    # Bounded: each attempt ends within the publish timeout, and the loop keeps ticking.
+    assert failed_after <= INTERVAL + PUBLISH_TIMEOUT + 1.0
+    assert longest_gap <= INTERVAL + PUBLISH_TIMEOUT + 1.0
+    assert recovered_after <= 2 * INTERVAL, "delivery did not resume within two ticks"
+    assert verdict.complete, verdict.summary()
+    if outage == "stopped":
+        assert not verdict.duplicated, verdict.summary()
+    else:
+        # A frozen broker may still execute a push whose reply timed out once it wakes: the
+        # sweep rolled back, so those rows go out again with the same ids (at-least-once).
+        assert len(verdict.duplicated) <= len(failures) * BATCH
+
+
+def _first_failure(tail: Tail, since: float) -> float | None:
+    for at, line in list(tail.lines):
+        if at >= since and FAILED in line:
+            return at - since
+    return None
+
+
+def _all_delivered() -> bool:
+    with connection.cursor() as cursor:
+        return set(statuses(cursor)) == {"delivered"}
