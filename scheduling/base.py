@@ -227,11 +227,13 @@ class ScheduledEvent(models.Model):
         )
 
     @classmethod
-    def after_batch(cls, *, delivered: list[Self], expired: list[Self]) -> None:
+    def after_batch(cls, *, delivered: list[Self], expired: list[Self], now: datetime) -> None:
         """Called by the sweep inside the batch's transaction, after marking the rows.
 
         The rows given are delivered (or expired) in the database; whatever this writes
-        commits or rolls back with them. Recurring schedules insert their next occurrence here.
+        commits or rolls back with them. `now` is the batch's cutoff, by the database's clock.
+        Recurring schedules insert their next occurrence here; rows it inserts that are already
+        due are delivered by the same sweep.
         """
 
     def can_be_handled(self, version: int) -> bool:
@@ -241,10 +243,13 @@ class ScheduledEvent(models.Model):
 
 
 def _pending_due_index(model: type[ScheduledEvent]) -> models.Index:
-    # Serves the sweep's claim: WHERE status = 'pending' AND due_at <= now() ORDER BY due_at.
+    # Serves the sweep's claim: WHERE status = 'pending' AND due_at <= now() ORDER BY due_at, pk.
     # Only pending rows are in it, so its size follows the backlog, not the table's history.
+    # The pk column gives the claim its order outright: on due_at alone, 100k rows due in the
+    # same second would be sorted again by every claim.
+    fields = ["due_at", model._meta.pk.name]
     index = models.Index(
-        fields=["due_at"], condition=Q(status=Status.PENDING.value), name="pending_due"
+        fields=fields, condition=Q(status=Status.PENDING.value), name="pending_due"
     )
     index.set_name_with_model(model)
     return index
@@ -256,6 +261,6 @@ def add_pending_due_index(sender: type[models.Model], **kwargs: Any) -> None:
     # (30 characters at most), so each concrete subclass gets a hashed name once it is prepared.
     if not issubclass(sender, ScheduledEvent) or sender._meta.abstract:
         return
-    if any(index.fields == ["due_at"] and index.condition for index in sender._meta.indexes):
-        return
+    if any(index.fields[:1] == ["due_at"] and index.condition for index in sender._meta.indexes):
+        return  # the model declares its own pending index on due_at
     sender._meta.indexes = [*sender._meta.indexes, _pending_due_index(sender)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -35,6 +36,7 @@ class BatchResult:
     failed: int = 0
     retrying: int = 0
     error: str = ""
+    set_aside: list[int] = field(default_factory=list)  # failed or retrying rows
 
 
 @dataclass
@@ -112,6 +114,8 @@ class SweepRun:
     conf: SchedulingSettings
     lock: SweepLock
     publisher: Publisher
+    # Rows this run could not publish wait for the next tick: no retry within milliseconds.
+    set_aside: set[int] = field(default_factory=set)
 
     def deliver(self, result: SweepResult, time_budget: float, hold: float) -> None:
         started = time.monotonic()
@@ -127,17 +131,28 @@ class SweepRun:
             if not self.lock.extend():
                 return
 
+    def more_due(self, batch: BatchResult) -> bool:
+        """After a short batch: did its after_batch hook leave rows that are already due?"""
+        return batch.delivered > 0 and has_due_rows(self.model, self.now)
+
     def drain_due(self, result: SweepResult, deadline: float) -> bool:
         """Deliver everything due now; False when stopped early (error, budget, lost lock)."""
         if not has_due_rows(self.model, self.now):
             result.drained = True
             return True
         while True:
-            batch = sweep_batch(self.model, now=self.now, publisher=self.publisher, conf=self.conf)
+            batch = sweep_batch(
+                self.model,
+                now=self.now,
+                publisher=self.publisher,
+                conf=self.conf,
+                skip=self.set_aside,
+            )
+            self.set_aside.update(batch.set_aside)
             result.add(batch)
             if batch.error:
                 return False
-            if batch.claimed < self.conf.batch_size:
+            if batch.claimed < self.conf.batch_size and not self.more_due(batch):
                 result.drained = True
                 return True
             result.drained = False
@@ -151,21 +166,24 @@ def sweep_batch(
     now: datetime | None,
     publisher: Publisher,
     conf: SchedulingSettings,
+    skip: Collection[int] = (),
 ) -> BatchResult:
-    """One transaction: claim up to batch_size due rows, publish them, mark them."""
+    """One transaction: claim up to batch_size due rows (but `skip`), publish them, mark them."""
     rows: list[ScheduledEvent] = []
     plan = BatchPlan()
     try:
         with transaction.atomic():
             relax_commit_durability()
             cutoff = require_aware(now, "now") if now is not None else database_now()
-            rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size)
+            rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size, skip=skip)
             if not rows:
                 return BatchResult()
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
             refused = publisher.publish([prepared for _, prepared in plan.publish])
             plan.set_aside(refused)
-            return mark_batch(model, plan, claimed=len(rows), max_attempts=conf.max_attempts)
+            return mark_batch(
+                model, plan, claimed=len(rows), max_attempts=conf.max_attempts, now=cutoff
+            )
     except PublishError as exc:
         # The transaction rolled back: the rows are pending again. Record why, so the admin
         # and `scheduling_status` show it; the attempt does not count against the row.
@@ -236,7 +254,9 @@ def database_now() -> datetime:
     return value
 
 
-def claim_due(model: type[ScheduledEvent], *, cutoff: datetime, limit: int) -> list[ScheduledEvent]:
+def claim_due(
+    model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: Collection[int] = ()
+) -> list[ScheduledEvent]:
     # SKIP LOCKED: rows another sweeper holds are left to it. Once it commits they are
     # delivered, and PostgreSQL re-checks the WHERE on the new row version, so we never get them.
     rows = (
@@ -245,6 +265,8 @@ def claim_due(model: type[ScheduledEvent], *, cutoff: datetime, limit: int) -> l
         .order_by("due_at", "pk")
         .defer(*RECORD_FIELDS)  # decoding them costs a measurable share of a batch
     )
+    if skip:
+        rows = rows.exclude(pk__in=skip)
     if model.related_for_event:
         rows = rows.select_related(*model.related_for_event)
     return list(rows[:limit])
@@ -288,7 +310,12 @@ def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
 
 
 def mark_batch(
-    model: type[ScheduledEvent], plan: BatchPlan, *, claimed: int, max_attempts: int
+    model: type[ScheduledEvent],
+    plan: BatchPlan,
+    *,
+    claimed: int,
+    max_attempts: int,
+    now: datetime,
 ) -> BatchResult:
     result = BatchResult(claimed=claimed)
     result.delivered = mark_delivered(model, [row.pk for row, _ in plan.publish])
@@ -300,7 +327,7 @@ def mark_batch(
         row.status = Status.DELIVERED
     for row in plan.expired:
         row.status = Status.EXPIRED
-    model.after_batch(delivered=delivered, expired=plan.expired)
+    model.after_batch(delivered=delivered, expired=plan.expired, now=now)
     for row, error in plan.poisoned:
         failed = row.attempts + 1 >= max_attempts
         log.error(
@@ -318,4 +345,5 @@ def mark_batch(
         )
         result.failed += failed
         result.retrying += not failed
+        result.set_aside.append(row.pk)
     return result

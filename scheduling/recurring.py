@@ -350,8 +350,8 @@ class ScheduledOccurrence(ScheduledEvent):
         )
 
     @classmethod
-    def after_batch(cls, *, delivered: list[Self], expired: list[Self]) -> None:
-        occurrences_chain(delivered=delivered, expired=expired, now=django_timezone.now())
+    def after_batch(cls, *, delivered: list[Self], expired: list[Self], now: datetime) -> None:
+        occurrences_chain(delivered=delivered, expired=expired, now=now)
 
 
 def task_queue(task_name: str) -> str:

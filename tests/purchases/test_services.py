@@ -245,7 +245,7 @@ def test_sales_of_one_release_do_not_wait_for_each_other_but_a_move_waits_for_th
 
     def first_sale() -> None:
         with transaction.atomic():
-            purchase_create(customer=CustomerFactory(), release=release)
+            purchase_create(customer=CustomerFactory.create(), release=release)
             first_sale_open.set()
             finish_first_sale.wait(10)
         connection.close()
@@ -259,7 +259,7 @@ def test_sales_of_one_release_do_not_wait_for_each_other_but_a_move_waits_for_th
     seller.start()
     assert first_sale_open.wait(10)
 
-    purchase_create(customer=CustomerFactory(), release=release)  # does not wait for the first
+    purchase_create(customer=CustomerFactory.create(), release=release)  # does not wait for the first
     mover = threading.Thread(target=move)
     mover.start()
     assert not moved.wait(0.5), "the move must wait for the open sale"

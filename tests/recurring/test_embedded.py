@@ -35,8 +35,12 @@ def test_the_embedded_mode_delivers_and_chains_occurrences(tmp_path):
     run(env, "shell", "-v", "0", "-c", CREATE)
     time.sleep(1.5)  # the first fire is the next whole second
 
-    assert "delivered=1" in run(env, "sweep", "scheduling.ScheduledOccurrence")
+    output = run(env, "sweep", "scheduling.ScheduledOccurrence")
 
+    # Every fire time already due is delivered (one, or two when the process started slowly:
+    # the sweep also delivers a successor that its own batch made due), and one stays pending.
     delivered, pending = map(int, run(env, "shell", "-v", "0", "-c", STATE).split())
-    assert (delivered, pending) == (1, 1)
-    assert len(list((tmp_path / "broker" / "out").iterdir())) == 1
+    assert delivered >= 1
+    assert f"delivered={delivered}" in output
+    assert pending == 1
+    assert len(list((tmp_path / "broker" / "out").iterdir())) == delivered

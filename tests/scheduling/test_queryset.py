@@ -150,6 +150,6 @@ def test_event_id_names_model_pk_and_version():
 
 def test_each_concrete_model_gets_the_partial_pending_due_index():
     (index,) = ScheduledPing._meta.indexes
-    assert index.fields == ["due_at"]
+    assert index.fields == ["due_at", "id"]
     assert str(index.condition) == "(AND: ('status', 'pending'))"
     assert len(index.name) <= 30

@@ -193,11 +193,12 @@ def test_a_reschedule_racing_a_claim_never_moves_the_delivered_row():
 def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(broker, monkeypatch):
     seen = {}
 
-    def record(cls, *, delivered, expired):
+    def record(cls, *, delivered, expired, now):
         seen["delivered"] = sorted(row.pk for row in delivered)
         seen["expired"] = sorted(row.pk for row in expired)
         seen["statuses"] = {row.status for row in delivered + expired}
         seen["in_transaction"] = connection.in_atomic_block
+        seen["now"] = now
 
     monkeypatch.setattr(ScheduledPing, "after_batch", classmethod(record))
     fresh = ScheduledPingFactory()
@@ -209,6 +210,7 @@ def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(broker, 
     assert seen["expired"] == [stale.pk]
     assert seen["statuses"] == {Status.DELIVERED, Status.EXPIRED}
     assert seen["in_transaction"]
+    assert seen["now"] <= timezone.now()
 
 
 @pytest.mark.django_db
