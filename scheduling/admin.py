@@ -23,8 +23,8 @@ from django.template import engines
 from django.template.response import TemplateResponse
 
 from scheduling.api.filters import AwareDateTimeFormField
-from scheduling.api.serializers import parse_shift, storable_utc
-from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent
+from scheduling.api.serializers import parse_shift
+from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent, storable_utc
 
 ACTION_FORM_TEMPLATE = """{% extends "admin/base_site.html" %}
 {% load i18n admin_urls %}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Self, TypeVar
 
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Now
 from django.db.models.signals import class_prepared
@@ -39,6 +39,30 @@ def require_aware(value: object, field: str) -> datetime:
             f"got the naive datetime {value.isoformat()}"
         )
     return value
+
+
+MIN_YEAR, MAX_YEAR = 1970, 9000
+OUT_OF_RANGE = (
+    f"This date and time is out of range: enter one in the years {MIN_YEAR} to {MAX_YEAR}"
+)
+STORABLE_FROM = datetime(MIN_YEAR, 1, 1, tzinfo=UTC)
+STORABLE_UNTIL = datetime(MAX_YEAR + 1, 1, 1, tzinfo=UTC)
+
+
+def storable_utc(value: datetime) -> datetime:
+    """An aware datetime in UTC, refused (ValueError) unless its year is MIN_YEAR..MAX_YEAR.
+
+    PostgreSQL refuses offsets of 16 hours or more and psycopg cannot read years BC back, so
+    a value is checked before any service writes it; every scheduled table also refuses a
+    due_at outside the range (a CHECK constraint), which is what bounds bulk shifts.
+    """
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:30+01:00 is in year 0
+        raise ValueError(f"{OUT_OF_RANGE}.") from None
+    if not MIN_YEAR <= utc.year <= MAX_YEAR:
+        raise ValueError(f"{OUT_OF_RANGE}.")
+    return utc
 
 
 def iso_utc(value: datetime) -> str:
@@ -76,7 +100,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         return self.pending().filter(due_at__lte=cutoff)
 
     def reschedule(self, due_at: datetime) -> int:
-        require_aware(due_at, "due_at")
+        due_at = storable_utc(require_aware(due_at, "due_at"))
         return self._pending_for_update().exclude(due_at=due_at).update(due_at=due_at, **_bumped())
 
     def shift(self, delta: timedelta) -> int:
@@ -86,7 +110,13 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
             )
         if not delta:
             return 0
-        return self._pending_for_update().update(due_at=F("due_at") + delta, **_bumped())
+        try:
+            with transaction.atomic():  # a savepoint: a refused shift leaves the caller usable
+                return self._pending_for_update().update(due_at=F("due_at") + delta, **_bumped())
+        except IntegrityError as exc:
+            if due_range_constraint_name(self.model) not in str(exc):
+                raise
+            raise ValueError(f"{OUT_OF_RANGE}: this shift would move rows outside it.") from None
 
     def cancel(self, reason: str = "") -> int:
         return self._pending_for_update().update(
@@ -164,8 +194,9 @@ class ScheduledEvent(models.Model):
     class Meta:
         abstract = True
         ordering = ("due_at", "pk")
-        # Declared (empty) so subclasses' migrations carry the index added in class_prepared.
+        # Declared (empty) so subclasses' migrations carry what class_prepared adds.
         indexes: ClassVar[list[models.Index]] = []
+        constraints: ClassVar[list[models.BaseConstraint]] = []
 
     def __str__(self) -> str:
         return f"{self.event_id} due {iso_utc(self.due_at)} ({self.status})"
@@ -261,6 +292,20 @@ def add_pending_due_index(sender: type[models.Model], **kwargs: Any) -> None:
     # (30 characters at most), so each concrete subclass gets a hashed name once it is prepared.
     if not issubclass(sender, ScheduledEvent) or sender._meta.abstract:
         return
+    sender._meta.constraints = [*sender._meta.constraints, _due_range_constraint(sender)]
     if any(index.fields[:1] == ["due_at"] and index.condition for index in sender._meta.indexes):
         return  # the model declares its own pending index on due_at
     sender._meta.indexes = [*sender._meta.indexes, _pending_due_index(sender)]
+
+
+def due_range_constraint_name(model: type[models.Model]) -> str:
+    return f"{model._meta.db_table}_due_at_storable"[:63]
+
+
+def _due_range_constraint(model: type[ScheduledEvent]) -> models.CheckConstraint:
+    # The database refuses a due_at it could not give back (years BC, beyond 9999), whatever
+    # path writes it: a bulk shift that would carry one row out fails as a whole.
+    return models.CheckConstraint(
+        condition=Q(due_at__gte=STORABLE_FROM, due_at__lt=STORABLE_UNTIL),
+        name=due_range_constraint_name(model),
+    )

@@ -30,8 +30,7 @@ from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
 from scheduling import cron
-from scheduling.api.serializers import storable_utc
-from scheduling.base import ScheduledEvent, Status, iso_utc
+from scheduling.base import ScheduledEvent, Status, iso_utc, storable_utc
 from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
 from scheduling.payload_templates import TemplateError, render, validate_template
 

@@ -7,7 +7,7 @@ FilterSet, so a bulk action selects exactly what the same list query would show.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models
@@ -15,15 +15,13 @@ from django.utils.dateparse import parse_datetime, parse_duration
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent
+from scheduling.api.parsers import MAX_JSON_DEPTH
+from scheduling.base import OUT_OF_RANGE, SCHEDULING_FIELDS, ScheduledEvent, storable_utc
+from scheduling.jsonvalues import json_depth, json_has_nul
 
 DATETIME_EXAMPLE = "2026-12-24T14:00:00Z"
 ACCEPTED_DATETIME = f"an ISO 8601 date and time with an offset or Z, e.g. {DATETIME_EXAMPLE}"
 DURATION_EXAMPLE = "P7D, PT2H30M or -PT15M"
-MIN_YEAR, MAX_YEAR = 1970, 9000
-OUT_OF_RANGE = (
-    f"This date and time is out of range: enter one in the years {MIN_YEAR} to {MAX_YEAR}"
-)
 # A shift larger than this is a typo, and could move rows out of the storable range.
 MAX_SHIFT_YEARS = 100
 MAX_SHIFT = timedelta(days=36525)
@@ -62,21 +60,6 @@ def parse_aware_datetime(value: object) -> datetime:
         return storable_utc(parsed)
     except ValueError:
         raise ValueError(f"{OUT_OF_RANGE}, as {ACCEPTED_DATETIME}.") from None
-
-
-def storable_utc(value: datetime) -> datetime:
-    """An aware datetime in UTC, refused (ValueError) unless its year is MIN_YEAR..MAX_YEAR.
-
-    PostgreSQL refuses offsets of 16 hours or more and psycopg cannot read years BC back, so
-    a value is checked here, before any service writes it, not by the database afterwards.
-    """
-    try:
-        utc = value.astimezone(UTC)
-    except OverflowError:  # e.g. 0001-01-01T00:30+01:00 is in year 0
-        raise ValueError(f"{OUT_OF_RANGE}.") from None
-    if not MIN_YEAR <= utc.year <= MAX_YEAR:
-        raise ValueError(f"{OUT_OF_RANGE}.")
-    return utc
 
 
 class StrictDateTimeField(serializers.DateTimeField):
@@ -119,6 +102,27 @@ class IsoDurationField(serializers.Field):
         return str(value)
 
 
+class BoundedJSONField(serializers.JSONField):
+    """A JSONField whose form-encoded text (parsed here, not by the body's parser) has the
+    JSON parser's depth limit, and whose strings hold no NUL (PostgreSQL refuses it)."""
+
+    default_error_messages = {
+        "too_deep": f"Enter JSON nested at most {MAX_JSON_DEPTH} levels deep.",
+        "nul": "Null characters are not allowed.",
+    }
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            value = super().to_internal_value(data)
+        except RecursionError:
+            self.fail("too_deep")
+        if json_depth(value) > MAX_JSON_DEPTH:
+            self.fail("too_deep")
+        if json_has_nul(value):
+            self.fail("nul")
+        return value
+
+
 class ScheduledEventSerializer(serializers.ModelSerializer):
     """Base for a domain's scheduled-row serializer: subclasses set Meta.model and add fields.
 
@@ -139,9 +143,27 @@ class ScheduledEventSerializer(serializers.ModelSerializer):
         read_only_fields: tuple[str, ...] = fields
 
 
+# A bulk filter selects by business facts; thousands of values or a megabyte of text is a
+# mistake or an attack, and would only make one huge query.
+MAX_FILTERS = 50
+MAX_FILTER_VALUES = 1000
+MAX_FILTER_TEXT = 1000
+
+
+def check_filter_size(name: str, items: list[Any]) -> None:
+    if len(items) > MAX_FILTER_VALUES:
+        raise serializers.ValidationError(
+            f"{name}: at most {MAX_FILTER_VALUES} values; got {len(items)}."
+        )
+    if any(len(str(one)) > MAX_FILTER_TEXT for one in items):
+        raise serializers.ValidationError(
+            f"{name}: each value at most {MAX_FILTER_TEXT} characters."
+        )
+
+
 class BulkSelectionSerializer(serializers.Serializer):
     filter = serializers.DictField(
-        child=serializers.JSONField(),
+        child=BoundedJSONField(),
         help_text="The same filters the list accepts, as an object, "
         'e.g. {"artist": 3, "status": "pending"}.',
     )
@@ -150,12 +172,15 @@ class BulkSelectionSerializer(serializers.Serializer):
     )
 
     def validate_filter(self, value: dict[str, Any]) -> dict[str, Any]:
+        if len(value) > MAX_FILTERS:
+            raise serializers.ValidationError(f"At most {MAX_FILTERS} filters; got {len(value)}.")
         for name, item in value.items():
             items = item if isinstance(item, list) else [item]
             if not all(isinstance(one, str | int | float | bool) for one in items):
                 raise serializers.ValidationError(
                     f"{name}: expected a string, number or boolean, or a list of those."
                 )
+            check_filter_size(name, items)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -68,7 +68,10 @@ class ScheduledEventViewSet(viewsets.ReadOnlyModelViewSet):
         rows = self.bulk_selection(body)
         if "due_at" in body:
             return Response({"count": rows.reschedule(body["due_at"])})
-        return Response({"count": rows.shift(body["shift"])})
+        try:
+            return Response({"count": rows.shift(body["shift"])})
+        except ValueError as exc:  # the shift would carry rows out of the storable range
+            raise serializers.ValidationError({"shift": [str(exc)]}) from None
 
     @extend_schema(
         request=BulkCancelSerializer,

@@ -153,3 +153,23 @@ def test_each_concrete_model_gets_the_partial_pending_due_index():
     assert index.fields == ["due_at", "id"]
     assert str(index.condition) == "(AND: ('status', 'pending'))"
     assert len(index.name) <= 30
+
+
+def test_a_shift_that_would_carry_a_row_out_of_range_is_refused_whole():
+    from scheduling.base import STORABLE_FROM
+
+    edge = ScheduledPingFactory(due_at=STORABLE_FROM + timedelta(days=1))
+    other = ScheduledPingFactory(due_at=FUTURE)
+
+    with pytest.raises(ValueError, match="out of range: enter one in the years 1970 to 9000"):
+        ScheduledPing.objects.shift(timedelta(days=-2))
+
+    assert reload(edge).due_at == STORABLE_FROM + timedelta(days=1)
+    assert reload(other).due_at == FUTURE
+    assert ScheduledPing.objects.shift(timedelta(hours=1)) == 2  # the transaction is still usable
+
+
+def test_reschedule_refuses_a_time_out_of_range():
+    ScheduledPingFactory(due_at=FUTURE)
+    with pytest.raises(ValueError, match="out of range"):
+        ScheduledPing.objects.reschedule(datetime(1969, 12, 31, tzinfo=UTC))
