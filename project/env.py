@@ -4,7 +4,7 @@ Each refuses a bad value with ImproperlyConfigured naming the variable and the a
 """
 
 import os
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -72,3 +72,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def redis_database(url: str, offset: int) -> str:
+    """The same Redis server's database `offset` places after the one `url` names (mod 16).
+
+    redis:// and rediss:// name it in the path, unix:// (a socket path) in `?db=`.
+    """
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        query = dict(parse_qsl(parts.query))
+        query["db"] = str((int(query.get("db", "0") or 0) + offset) % 16)
+        return f"unix://{parts.netloc}{parts.path}?{urlencode(query)}"
+    number = parts.path.strip("/")
+    current = int(number) if number.isdigit() else 0
+    return parts._replace(path=f"/{(current + offset) % 16}").geturl()

@@ -10,7 +10,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from project.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from project.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+    redis_database,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(env_str("RUN_DIR", "") or BASE_DIR / ".run")
@@ -107,7 +115,9 @@ SCHEDULING_PUBLISH_TIMEOUT = env_float("SCHEDULING_PUBLISH_TIMEOUT", 5.0)
 
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL",
-    REDIS_URL or "filesystem://",
+    # By default the next database of the same Redis: queue names (some chosen by API clients)
+    # then never meet the cache's or the sweep locks' keys.
+    redis_database(REDIS_URL, +1) if REDIS_URL else "filesystem://",
     schemes=("redis", "rediss", "unix", "amqp", "amqps", "pyamqp", "filesystem", "memory"),
 )
 CELERY_BROKER_CONNECTION_TIMEOUT = SCHEDULING_PUBLISH_TIMEOUT

@@ -94,3 +94,34 @@ def start_django(**variables: str) -> subprocess.CompletedProcess[str]:
 def test_the_framework_refuses_bad_settings_from_any_project():
     with pytest.raises(ImproperlyConfigured, match="SCHEDULING_BATCH_SIZE=0 is not valid"):
         scheduling_settings()
+
+
+@pytest.mark.parametrize(
+    ("cache", "broker"),
+    [
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/1"),
+        ("redis://:secret@cache:6380/15", "redis://:secret@cache:6380/0"),
+        ("redis://cache", "redis://cache/1"),
+        ("unix:///run/redis.sock?db=2", "unix:///run/redis.sock?db=3"),
+    ],
+)
+def test_the_default_broker_is_the_next_database_of_the_cache_redis(cache, broker):
+    from project.env import redis_database
+
+    assert redis_database(cache, +1) == broker
+
+
+def test_the_broker_and_the_lock_store_never_share_a_redis_database():
+    started = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings;"
+            " print(settings.CACHES['default']['LOCATION'], settings.CELERY_BROKER_URL)",
+        ],
+        env={"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert started.stdout.split() == ["redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/1"]
