@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import orjson
 import redis
+from amqp.exceptions import MessageNacked
 from celery import Celery, current_app
 from kombu import Queue
 from kombu.exceptions import KombuError
@@ -214,6 +215,10 @@ class KombuPublisher:
                 # the channel: note it for this row and carry on with a fresh one.
                 refused[index] = f"broker refused the message for queue {prepared.queue!r}: {exc}"
                 self.producer = None
+            except MessageNacked as exc:
+                # A negative publisher confirm (e.g. a full queue that rejects publishes): this
+                # message only; the channel stays usable.
+                refused[index] = f"broker nacked the message for queue {prepared.queue!r}: {exc}"
         return refused
 
     def _send(self, producer: Any, prepared: PreparedMessage) -> None:

@@ -1,6 +1,7 @@
 """Plain JSON messages on a named queue: what a consumer in any language reads."""
 
 import json
+import subprocess
 from datetime import timedelta
 from typing import Any
 
@@ -96,6 +97,38 @@ def test_a_queue_rabbitmq_refuses_fails_only_its_own_rows(monkeypatch):
     assert (result.delivered, result.retrying) == (1, 1)
     refused.refresh_from_db()
     assert "PRECONDITION_FAILED" in refused.last_error
+    with app.connection_for_write() as conn:
+        message = conn.default_channel.basic_get("notices-amqp", no_ack=True)
+    assert json.loads(message.body)["id"] == fine.event_id
+
+
+@pytest.fixture
+def queue_that_rejects_publishes():
+    """A RabbitMQ policy makes `notices-full` hold nothing and nack every publish."""
+    policy = ["rabbitmqctl", "-q", "set_policy", "notices-full", "^notices-full$"]
+    rules = '{"max-length": 0, "overflow": "reject-publish"}'
+    subprocess.run([*policy, rules, "--apply-to", "queues"], check=True, timeout=60)
+    yield "notices-full"
+    subprocess.run(["rabbitmqctl", "-q", "clear_policy", "notices-full"], check=True, timeout=60)
+
+
+@pytest.mark.slow
+def test_a_message_rabbitmq_nacks_fails_only_its_own_row(monkeypatch, queue_that_rejects_publishes):
+    monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
+    app: Celery = amqp_app()
+    with app.connection_for_write() as conn:
+        channel: Any = conn.default_channel
+        channel.queue_delete("notices-amqp")
+    refused = make_notice(queue_that_rejects_publishes)
+    fine = make_notice("notices-amqp")
+
+    publisher = KombuPublisher(app, timeout=5.0)
+    result = sweep(ScheduledNotice, publisher=publisher)
+    publisher.close()
+
+    assert (result.delivered, result.retrying, result.error) == (1, 1, "")
+    refused.refresh_from_db()
+    assert "nacked" in refused.last_error
     with app.connection_for_write() as conn:
         message = conn.default_channel.basic_get("notices-amqp", no_ack=True)
     assert json.loads(message.body)["id"] == fine.event_id
