@@ -19,6 +19,7 @@ from functools import reduce
 from operator import or_
 from typing import Any
 
+import orjson
 from celery import current_app
 from django.contrib.postgres.indexes import GinIndex
 from django.db import connection, models, transaction
@@ -31,11 +32,15 @@ from scheduling.base import (
     iso_utc,
     require_aware,
 )
-from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
+from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask, dumps
 from scheduling.conf import scheduling_settings
+from scheduling.jsonvalues import json_depth, json_has_nul
 
 MAX_LABELS = 64
 MAX_LABEL_VALUE = 255
+# Levels of a payload, its top object counting as one; the broker's serialiser gives up near
+# 254, and a schedule's payload has no use for more than a few.
+MAX_JSON_DEPTH = 32
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
 QUEUE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
@@ -43,16 +48,22 @@ TASK_PATTERN = re.compile(r"(?=.{1,200}$)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za
 LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,62}")
 # The bulk actions' URLs: /api/jobs/cancel/ answers POST only, so no job can have these keys.
 RESERVED_KEYS = frozenset({"cancel", "reschedule"})
-# Keys kombu keeps next to the queues in the Redis broker database; pushing a list onto one
-# would fail the sweep's whole batch.
-KOMBU_REDIS_KEYS = frozenset({"unacked", "unacked_index", "unacked_mutex"})
-# RabbitMQ refuses to declare "amq." queues; Celery's control and event queues start "celery".
-RESERVED_QUEUE_PREFIXES = ("amq.", "celery")
+# Prefixes no queue of either callback type may take: the framework's own Redis keys
+# ("scheduling:"), kombu's next to the queues in the broker database ("_kombu", "unacked"),
+# where a list pushed onto one would fail the sweep's whole batch, and "amq.", which RabbitMQ
+# refuses to declare.
+RESERVED_QUEUE_PREFIXES = ("scheduling:", "_kombu", "unacked", "amq.")
+# Celery's control and event queues start "celery": only Celery's own queues may.
+CELERY_PREFIX = "celery"
 
 KEY_FORM = "1 to 200 letters, digits and . _ : @ - (starting with a letter or digit)"
 QUEUE_FORM = "1 to 200 letters, digits and . _ : - (starting with a letter or digit)"
 TASK_FORM = "a dotted Celery task name, e.g. billing.tasks.charge"
 LABEL_FORM = "1 to 63 letters, digits and . _ / - (starting with a letter or digit)"
+RESERVED_FORM = (
+    f"names starting with {', '.join(RESERVED_QUEUE_PREFIXES)} are reserved, and names "
+    f"starting with {CELERY_PREFIX} but for a task's own Celery queue"
+)
 
 
 class JobError(ValueError):
@@ -123,6 +134,11 @@ class ScheduledJobRun(ScheduledEvent):
 
     class Meta(ScheduledEvent.Meta):
         db_table = "scheduled_job_run"
+        indexes = [
+            # GET /api/jobs/?status=…: job_id IN (SELECT job_id … WHERE status IN (…)), and a
+            # job's pending runs, which PUT, PATCH and DELETE lock.
+            models.Index(fields=["job", "status"], name="scheduled_job_run_job_status"),
+        ]
 
     @property
     def message_id(self) -> str:
@@ -187,11 +203,23 @@ def check_schedules(schedules: Iterable[datetime]) -> list[datetime]:
 def check_payload(payload: object) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise JobError("payload", f"Enter a JSON object, e.g. {{}}; got {_json_kind(payload)}.")
-    size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
+    size = len(check_json(payload, "payload"))
     limit = scheduling_settings().job_max_payload_bytes
     if size > limit:
         raise JobError("payload", f"At most {limit} bytes of JSON per job; got {size}.")
     return payload
+
+
+def check_json(value: object, field: str) -> bytes:
+    """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses."""
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise JobError(field, f"Enter JSON nested at most {MAX_JSON_DEPTH} levels deep.")
+    if json_has_nul(value):
+        raise JobError(field, "Null characters (\\u0000) are not allowed.")
+    try:
+        return dumps(value)
+    except (orjson.JSONEncodeError, TypeError) as exc:  # lone surrogates, ints beyond 64 bits
+        raise JobError(field, f"Enter JSON the broker can send: {exc}.") from None
 
 
 def check_labels(labels: object) -> dict[str, str]:
@@ -201,10 +229,12 @@ def check_labels(labels: object) -> dict[str, str]:
         raise JobError("labels", f"At most {MAX_LABELS} labels; got {len(labels)}.")
     for name, value in labels.items():
         check_label_name(name, "labels")
-        if not isinstance(value, str) or len(value) > MAX_LABEL_VALUE:
+        if not isinstance(value, str) or len(value) > MAX_LABEL_VALUE or "\x00" in value:
             raise JobError(
-                "labels", f"{name}: enter a string of at most {MAX_LABEL_VALUE} characters."
+                "labels",
+                f"{name}: enter a string of at most {MAX_LABEL_VALUE} characters, without NUL.",
             )
+    check_json(labels, "labels")
     return labels
 
 
@@ -228,17 +258,18 @@ def check_callback(callback: object) -> dict[str, str]:
         raise JobError("callback", f"task: enter {TASK_FORM}; got {_short(task)}.")
     if task.startswith(("celery.", "scheduling.")):
         raise JobError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
-    queue = callback.get("queue") or task_route(task)
-    return {"type": CallbackType.TASK, "task": task, "queue": check_queue_name(queue)}
+    queue = check_queue_name(callback.get("queue") or task_route(task))
+    if queue.startswith(CELERY_PREFIX) and queue not in celery_queues():
+        raise JobError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
+    return {"type": CallbackType.TASK, "task": task, "queue": queue}
 
 
 def check_json_queue(queue: object) -> str:
     """A queue for plain JSON must not be one that Celery workers or kombu read."""
     name = check_queue_name(queue)
-    if name.startswith(RESERVED_QUEUE_PREFIXES):
-        prefixes = " or ".join(RESERVED_QUEUE_PREFIXES)
-        raise JobError("callback", f"queue: names starting with {prefixes} are reserved.")
-    if name in celery_queues() or name in KOMBU_REDIS_KEYS:
+    if name.startswith(CELERY_PREFIX):
+        raise JobError("callback", f"queue: {RESERVED_FORM}; got {name!r}.")
+    if name in celery_queues():
         raise JobError(
             "callback", f"queue: {name!r} carries Celery task messages; choose another name."
         )
@@ -246,8 +277,11 @@ def check_json_queue(queue: object) -> str:
 
 
 def check_queue_name(queue: object) -> str:
+    """A well-formed name that is none of the broker's or the framework's own keys."""
     if not isinstance(queue, str) or not QUEUE_PATTERN.fullmatch(queue):
         raise JobError("callback", f"queue: enter {QUEUE_FORM}; got {_short(queue)}.")
+    if queue.startswith(RESERVED_QUEUE_PREFIXES):
+        raise JobError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
     return queue
 
 
@@ -326,7 +360,8 @@ class JobFilter:
 
 def _any_of(column: str, path: tuple[str, ...], values: Sequence[str], *, as_text: bool) -> Q:
     candidates = [c for text in values for c in ([text] if as_text else _json_readings(text))]
-    return reduce(or_, (_json_equals(column, path, c) for c in candidates))
+    # No value matches nothing; the API refuses an empty filter before it gets here.
+    return reduce(or_, (_json_equals(column, path, c) for c in candidates), Q(pk__in=[]))
 
 
 def _json_readings(text: str) -> list[Any]:
@@ -362,9 +397,10 @@ def job_put(
 ) -> tuple[Job, bool]:
     """Create or replace a job; its pending runs become exactly `schedules`. True if created.
 
-    Idempotent: an instant whose run is pending stays as it is, and an instant the sweep
-    already handled (delivered, expired or failed) is not scheduled again, so a retried PUT
-    publishes nothing twice. Runs no longer wanted are cancelled and kept as history.
+    Idempotent: an instant whose run is pending stays as it is, and an instant already
+    delivered is not scheduled again, so a retried PUT publishes nothing twice. An instant whose
+    run expired, failed or was cancelled was never delivered: given again, it is pending again.
+    Runs no longer wanted are cancelled and kept as history.
     """
     fields = {
         "callback": check_callback(dict(callback)),
@@ -384,15 +420,10 @@ def job_put(
 
 
 def _replace_pending_runs(job: Job, instants: list[datetime]) -> None:
-    # FOR UPDATE waits for a sweep that holds one of these rows; once it commits, the row is
-    # delivered, no longer matches `pending`, and is counted with the handled ones below.
-    pending = list(job.runs.select_for_update().filter(status=Status.PENDING).order_by("pk"))
-    handled = set(
-        job.runs.filter(status__in=[Status.DELIVERED, Status.EXPIRED, Status.FAILED]).values_list(
-            "due_at", flat=True
-        )
-    )
-    wanted = set(instants) - handled
+    # A run a sweep was publishing is delivered once the lock is ours: counted as history below.
+    pending = _lock_pending_runs(job)
+    delivered = set(job.runs.filter(status=Status.DELIVERED).values_list("due_at", flat=True))
+    wanted = set(instants) - delivered
     kept: dict[datetime, ScheduledJobRun] = {}
     for run in pending:
         if run.due_at in wanted and run.due_at not in kept:
@@ -402,6 +433,13 @@ def _replace_pending_runs(job: Job, instants: list[datetime]) -> None:
     ScheduledJobRun.objects.filter(pk__in=stale).cancel("replaced by a PUT of the job")
     new = [ScheduledJobRun(job=job, due_at=at) for at in sorted(wanted - set(kept))]
     ScheduledJobRun.objects.bulk_create(new)
+
+
+def _lock_pending_runs(job: Job) -> list[ScheduledJobRun]:
+    # FOR UPDATE waits for a sweep that holds one of these rows (publishing it with the job as
+    # it was); once the sweep commits the row is delivered and no longer matches `pending`. In
+    # pk order, like every writer that locks several runs, so two writers cannot deadlock.
+    return list(job.runs.select_for_update().filter(status=Status.PENDING).order_by("pk"))
 
 
 @transaction.atomic
@@ -414,6 +452,7 @@ def job_patch(
 ) -> Job:
     """Replace what is given of callback, payload and labels; pending runs publish the new ones."""
     job = Job.objects.select_for_update().get(key=key)
+    _lock_pending_runs(job)  # a run being published with the old values is finished first
     if callback is not None:
         job.callback = check_callback(dict(callback))
     if payload is not None:
@@ -434,7 +473,7 @@ def job_delete(*, key: str) -> int:
 @transaction.atomic
 def job_cancel_many(*, selection: JobFilter, reason: str = "") -> int:
     """Cancel the pending runs of the selected jobs; returns how many."""
-    return selection.runs().cancel(reason)
+    return _locked(selection).cancel(reason)
 
 
 @transaction.atomic
@@ -444,7 +483,14 @@ def job_reschedule_many(
     """Move the pending runs of the selected jobs to `due_at`, or by `shift`; returns how many."""
     if (due_at is None) == (shift is None):
         raise TypeError("give exactly one of due_at or shift")
-    runs = selection.runs()
+    runs = _locked(selection)
     return (
         runs.shift(shift) if shift is not None else runs.reschedule(require_aware(due_at, "due_at"))
     )
+
+
+def _locked(selection: JobFilter) -> ScheduledEventQuerySet[ScheduledJobRun]:
+    """The selection's pending runs, locked in pk order first (as PUT and PATCH lock them), so
+    a bulk UPDATE walking rows in scan order cannot deadlock with them."""
+    runs = selection.runs().pending().select_for_update().order_by("pk")
+    return ScheduledJobRun.objects.filter(pk__in=list(runs.values_list("pk", flat=True)))

@@ -13,6 +13,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from scheduling.cron import time_zone, to_utc
+from scheduling.jsonvalues import json_has_nul
 
 VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}")
 OPEN = re.compile(r"(?<!\$)\$\{")
@@ -53,6 +54,8 @@ VARIABLES: dict[str, Callable[[datetime, str, str], str]] = {
 
 def validate_template(template: Any) -> None:
     """Raise TemplateError for an unknown variable or an unterminated `${`, naming where."""
+    if json_has_nul(template):
+        raise TemplateError("null characters are not allowed (PostgreSQL cannot store them)")
     for path, text in _strings(template, "$"):
         for match in VARIABLE.finditer(text):
             if match[1] is not None and match[1] not in VARIABLES:

@@ -24,8 +24,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from scheduling.api.pagination import BoundedLimitOffsetPagination
+from scheduling.api.parsers import JSONParser
 from scheduling.api.serializers import (
     DATETIME_EXAMPLE,
+    BoundedJSONField,
     BulkCancelSerializer,
     BulkCountSerializer,
     BulkRescheduleSerializer,
@@ -36,6 +39,8 @@ from scheduling.api.views import BAD_REQUEST, ModelChangePermission, ModelViewPe
 from scheduling.base import Status, iso_utc
 from scheduling.jobs import (
     KEY_FORM,
+    KEY_PATTERN,
+    RESERVED_KEYS,
     Job,
     JobError,
     JobFilter,
@@ -57,6 +62,8 @@ T = TypeVar("T")
 
 PAYLOAD_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,100}")
 MAX_PAYLOAD_DEPTH = 16
+# A job's answer lists its pending runs and this many of its latest other runs.
+RUN_HISTORY = 50
 NOT_FILTERS = frozenset({"limit", "offset", "format"})  # pagination and format, in the list
 FILTER_FORMS = "label.<name>, payload.<path> (e.g. payload.training.id), status, key, key_prefix"
 FILTER_HELP = (
@@ -119,13 +126,13 @@ CALLBACK_SCHEMA = {
 
 
 @extend_schema_field(CALLBACK_SCHEMA)
-class CallbackField(serializers.JSONField):
+class CallbackField(BoundedJSONField):
     def to_internal_value(self, data: Any) -> Any:
         return checked(check_callback, super().to_internal_value(data))
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True, "example": {"a": 1}})
-class PayloadField(serializers.JSONField):
+class PayloadField(BoundedJSONField):
     def to_internal_value(self, data: Any) -> Any:
         return checked(check_payload, super().to_internal_value(data))
 
@@ -133,7 +140,7 @@ class PayloadField(serializers.JSONField):
 @extend_schema_field(
     {"type": "object", "additionalProperties": {"type": "string"}, "example": {"team": "a"}}
 )
-class LabelsField(serializers.JSONField):
+class LabelsField(BoundedJSONField):
     def to_internal_value(self, data: Any) -> Any:
         return checked(check_labels, super().to_internal_value(data))
 
@@ -204,7 +211,10 @@ class JobSerializer(serializers.ModelSerializer):
     payload = PayloadField(read_only=True)
     labels = LabelsField(read_only=True)
     schedules = serializers.SerializerMethodField(help_text="The instants of the pending runs.")
-    runs = JobRunSerializer(many=True, read_only=True, help_text="Every run, history included.")
+    runs = serializers.SerializerMethodField(
+        help_text=f"The pending runs and the {RUN_HISTORY} latest others (delivered, cancelled, "
+        "expired, failed), by due time."
+    )
     created_at = StrictDateTimeField(read_only=True)
     updated_at = StrictDateTimeField(read_only=True)
 
@@ -215,7 +225,13 @@ class JobSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"type": "array", "items": {"type": "string", "format": "date-time"}})
     def get_schedules(self, job: Job) -> list[str]:
-        return [iso_utc(run.due_at) for run in job.runs.all() if run.status == Status.PENDING]
+        return [iso_utc(run.due_at) for run in job.pending_runs]  # type: ignore[attr-defined]
+
+    @extend_schema_field(JobRunSerializer(many=True))
+    def get_runs(self, job: Job) -> Any:
+        runs = [*job.pending_runs, *job.recent_runs]  # type: ignore[attr-defined]
+        runs.sort(key=lambda run: (run.due_at, run.pk))
+        return JobRunSerializer(runs, many=True).data
 
 
 BULK_FILTER_HELP = (
@@ -225,11 +241,11 @@ BULK_FILTER_HELP = (
 
 
 class JobBulkRescheduleSerializer(BulkRescheduleSerializer):
-    filter = serializers.DictField(child=serializers.JSONField(), help_text=BULK_FILTER_HELP)
+    filter = serializers.DictField(child=BoundedJSONField(), help_text=BULK_FILTER_HELP)
 
 
 class JobBulkCancelSerializer(BulkCancelSerializer):
-    filter = serializers.DictField(child=serializers.JSONField(), help_text=BULK_FILTER_HELP)
+    filter = serializers.DictField(child=BoundedJSONField(), help_text=BULK_FILTER_HELP)
 
 
 # --- filters -------------------------------------------------------------------------------
@@ -250,6 +266,7 @@ def parse_job_filter(params: Mapping[str, Sequence[str]]) -> JobFilter:
 
 
 def read_filter(parts: dict[str, Any], name: str, values: list[str]) -> None:
+    check_filter_values(name, values)
     if name.startswith("label."):
         parts["labels"][check_label_name(name.removeprefix("label."), name)] = values
     elif name.startswith("payload."):
@@ -262,6 +279,24 @@ def read_filter(parts: dict[str, Any], name: str, values: list[str]) -> None:
         parts["key_prefix"] = values[-1]
     else:
         raise JobError(name, f"Unknown filter; accepted: {FILTER_FORMS}.")
+
+
+def check_filter_values(name: str, values: list[str]) -> None:
+    """An empty filter would select every job: refuse it, and text PostgreSQL cannot hold."""
+    if not values or any(not value.strip() for value in values):
+        raise JobError(name, "Enter a value; an empty filter would select every job.")
+    if any("\x00" in value for value in values):
+        raise JobError(name, "Null characters are not allowed.")
+    if not all(is_utf8(value) for value in values):
+        raise JobError(name, "Enter text that is valid UTF-8 (no lone surrogates).")
+
+
+def is_utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def payload_path(name: str) -> tuple[str, ...]:
@@ -332,8 +367,9 @@ NOT_FOUND = OpenApiResponse(description="No job has this key.")
     update=extend_schema(
         summary="Create or replace a job by key",
         description="The pending runs become exactly `schedules`: a pending instant stays as it "
-        "is, an instant already delivered is not scheduled again, the others are cancelled and "
-        "kept as history. 201 when the key is new, 200 when it replaced a job.",
+        "is, an instant already delivered is not scheduled again (one that expired, failed or "
+        "was cancelled is pending again), the other pending runs are cancelled and kept as "
+        "history. 201 when the key is new, 200 when it replaced a job.",
         parameters=[KEY_PARAMETER],
         request=JobPutSerializer,
         responses={200: JobSerializer, 201: JobSerializer, 400: BAD_REQUEST},
@@ -357,9 +393,12 @@ class JobViewSet(viewsets.GenericViewSet):
     queryset = Job.objects.all()
     serializer_class = JobSerializer
     permission_classes = [JobPermission]
+    parser_classes = [JSONParser]
+    pagination_class = BoundedLimitOffsetPagination
     filter_backends: list[Any] = []
     lookup_field = "key"
-    lookup_value_regex = "[^/]+"  # odd keys reach the view, which names the accepted form
+    # Odd keys reach the view, which names the accepted form; a NUL cannot be in any key.
+    lookup_value_regex = "[^/\x00]+"
 
     def get_queryset(self) -> QuerySet[Job]:
         return with_runs(Job.objects.all())
@@ -373,6 +412,10 @@ class JobViewSet(viewsets.GenericViewSet):
     def retrieve(self, request: Request, key: str) -> Response:
         return Response(JobSerializer(self.get_object()).data)
 
+    def get_object(self) -> Job:
+        existing_key(self.kwargs["key"])
+        return super().get_object()
+
     def update(self, request: Request, key: str) -> Response:
         body = validated(JobPutSerializer, request)
         job, created = service_call(job_put, key=checked_key(key), **body)
@@ -380,11 +423,11 @@ class JobViewSet(viewsets.GenericViewSet):
 
     def partial_update(self, request: Request, key: str) -> Response:
         body = validated(JobPatchSerializer, request)
-        job = service_call(job_patch, key=key, **body)
+        job = service_call(job_patch, key=existing_key(key), **body)
         return Response(job_data(job.key))
 
     def destroy(self, request: Request, key: str) -> Response:
-        service_call(job_delete, key=key)
+        service_call(job_delete, key=existing_key(key))
         return Response(job_data(key))
 
     @extend_schema(
@@ -415,9 +458,23 @@ class JobViewSet(viewsets.GenericViewSet):
         return Response({"count": job_cancel_many(selection=selection, reason=body["reason"])})
 
 
+    def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """PUT /api/jobs/cancel/ meant a job keyed "cancel": say why there can be none."""
+        route = request.resolver_match.url_name if request.resolver_match else ""
+        reserved = (route or "").removeprefix("job-")
+        if request.method == "PUT" and reserved in RESERVED_KEYS:
+            checked_key(reserved)
+        return super().http_method_not_allowed(request, *args, **kwargs)
+
+
 def with_runs(jobs: QuerySet[Job]) -> QuerySet[Job]:
-    runs = ScheduledJobRun.objects.order_by("due_at", "pk")
-    return jobs.prefetch_related(Prefetch("runs", queryset=runs)).order_by("key")
+    """Prefetches each job's pending runs and its RUN_HISTORY latest other runs."""
+    pending = ScheduledJobRun.objects.filter(status=Status.PENDING).order_by("due_at", "pk")
+    others = ScheduledJobRun.objects.exclude(status=Status.PENDING).order_by("-due_at", "-pk")
+    return jobs.prefetch_related(
+        Prefetch("runs", queryset=pending, to_attr="pending_runs"),
+        Prefetch("runs", queryset=others[:RUN_HISTORY], to_attr="recent_runs"),
+    ).order_by("key")
 
 
 def job_data(key: str) -> Any:
@@ -428,6 +485,13 @@ def validated(serializer_class: type[serializers.Serializer], request: Request) 
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
+
+
+def existing_key(key: str) -> str:
+    """A key no job can have (a NUL, say, which PostgreSQL refuses to compare) is a 404."""
+    if not KEY_PATTERN.fullmatch(key):
+        raise Http404("No job has this key.")
+    return key
 
 
 def checked_key(key: str) -> str:

@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from scheduling.api.serializers import (
+    BoundedJSONField,
     IsoDurationField,
     ScheduledEventSerializer,
     StrictDateTimeField,
@@ -66,6 +67,9 @@ class ScheduleSerializer(serializers.ModelSerializer):
         required=False, allow_null=True, help_text="ISO 8601, e.g. PT15M; later occurrences expire."
     )
     next_fire_at = StrictDateTimeField(read_only=True, allow_null=True)
+    payload_template = BoundedJSONField(
+        required=False, help_text=RecurringSchedule._meta.get_field("payload_template").help_text
+    )
 
     class Meta:
         model = RecurringSchedule
@@ -88,6 +92,12 @@ class ScheduleSerializer(serializers.ModelSerializer):
             "updated_at",
         )
         read_only_fields = ("version", "last_fired_at", "created_at", "updated_at")
+
+    def validate_payload_template(self, value: Any) -> Any:
+        # A form-encoded "null" is parsed after DRF's null check; the column is NOT NULL.
+        if value is None:
+            raise serializers.ValidationError("Enter a JSON value other than null, e.g. {}.")
+        return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is None:

@@ -99,6 +99,12 @@ class InvitationSerializer(serializers.ModelSerializer):
         fields = ("id", "training", "player", "status", "replied_at")
         read_only_fields = ("training", "player", "replied_at")
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A reply is its status: a PATCH without one has nothing to record.
+        if "status" not in attrs:
+            raise serializers.ValidationError({"status": "This field is required."})
+        return attrs
+
 
 class ScheduledTrainingNotificationSerializer(ScheduledEventSerializer):
     team = serializers.IntegerField(source="training.team_id", read_only=True)

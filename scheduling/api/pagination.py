@@ -1,0 +1,22 @@
+"""LimitOffsetPagination whose limit and offset always fit the database's bigint."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+
+MAX_LIMIT = 1000
+MAX_OFFSET = 2**63 - 1  # PostgreSQL's OFFSET is a bigint: larger values are a server error
+
+
+class BoundedLimitOffsetPagination(LimitOffsetPagination):
+    max_limit = MAX_LIMIT
+
+    def get_offset(self, request: Request) -> int:
+        offset = super().get_offset(request)
+        if offset > MAX_OFFSET:
+            raise serializers.ValidationError(
+                {self.offset_query_param: f"Enter a whole number from 0 to {MAX_OFFSET}."}
+            )
+        return offset

@@ -1,0 +1,67 @@
+"""One of everything the API serves, so fuzzed and matrix requests reach real rows."""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.core import signing
+
+from purchases.models import Account, Artist, Customer, Release, ScheduledPurchase
+from purchases.services import DOWNLOAD_SALT, purchase_create
+from scheduling.jobs import job_put
+from scheduling.recurring import RecurringSchedule
+from trainings.models import Invitation, Player, ScheduledTrainingNotification, Team
+from trainings.services import training_create
+
+FUTURE = datetime(2030, 6, 1, 18, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class World:
+    """Path parameters that name existing rows, by the first segment after /api/."""
+
+    ids: dict[str, str]
+    download_token: str
+
+    def path_value(self, resource: str) -> str | None:
+        return self.ids.get(resource)
+
+
+def build_world() -> World:
+    account = Account.objects.create(name="Label")
+    artist = Artist.objects.create(name="Artist", account=account)
+    release = Release.objects.create(artist=artist, title="Album", release_date=FUTURE)
+    customer = Customer.objects.create(email="fan@example.com", name="Fan")
+    purchase = purchase_create(customer=customer, release=release)
+    team = Team.objects.create(name="Falcons")
+    Player.objects.create(team=team, name="Ann", push_token="device-token-ann")
+    training = training_create(
+        team=team, start_at=FUTURE, end_at=FUTURE + timedelta(hours=2), invitations_enabled=True
+    )
+    job, _ = job_put(
+        key="nightly-report",
+        schedules=[FUTURE],
+        callback={"type": "queue", "queue": "reports"},
+        payload={"report": "sales"},
+        labels={"team": "a"},
+    )
+    schedule = RecurringSchedule(name="daily", cron="0 3 * * *", timezone="Europe/Paris", queue="q")
+    schedule.save()
+    ids = {
+        "accounts": account.pk,
+        "artists": artist.pk,
+        "releases": release.pk,
+        "customers": customer.pk,
+        "purchases": purchase.pk,
+        "scheduled-purchases": ScheduledPurchase.objects.filter(purchase=purchase)[0].pk,
+        "teams": team.pk,
+        "players": Player.objects.get(team=team).pk,
+        "trainings": training.pk,
+        "invitations": Invitation.objects.filter(training=training)[0].pk,
+        "scheduled-training-notifications": ScheduledTrainingNotification.objects.filter(
+            training=training
+        )[0].pk,
+        "jobs": job.key,
+        "schedules": schedule.name,
+    }
+    token = signing.dumps({"purchase": purchase.pk, "track": None}, salt=DOWNLOAD_SALT)
+    return World(ids={k: str(v) for k, v in ids.items()}, download_token=token)
