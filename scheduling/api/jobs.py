@@ -457,8 +457,9 @@ class JobViewSet(viewsets.GenericViewSet):
         selection = parse_bulk_filter(body["filter"])
         return Response({"count": job_cancel_many(selection=selection, reason=body["reason"])})
 
-
-    def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def http_method_not_allowed(  # type: ignore[override]  # DRF narrows Django's request
+        self, request: Request, *args: Any, **kwargs: Any
+    ) -> Response:
         """PUT /api/jobs/cancel/ meant a job keyed "cancel": say why there can be none."""
         route = request.resolver_match.url_name if request.resolver_match else ""
         reserved = (route or "").removeprefix("job-")

@@ -1,3 +1,4 @@
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -371,3 +372,175 @@ def test_times_in_answers_are_utc_with_z(api):
     assert body["schedules"] == ["2030-06-01T10:00:00Z"]
     assert body["created_at"].endswith("Z")
     assert datetime.fromisoformat(body["runs"][0]["due_at"]) == datetime(2030, 6, 1, 10, tzinfo=UTC)
+
+
+# --- refused inputs: empty filters, text PostgreSQL refuses, deep bodies ---------------------
+
+
+@pytest.mark.parametrize(
+    ("selection", "name"),
+    [
+        ({"key": []}, "key"),
+        ({"key_prefix": ""}, "key_prefix"),
+        ({"key_prefix": []}, "key_prefix"),
+        ({"key_prefix": " "}, "key_prefix"),
+        ({"label.team": []}, "label.team"),
+        ({"payload.x": []}, "payload.x"),
+        ({"label.team": ["x", ""]}, "label.team"),
+    ],
+)
+def test_a_bulk_filter_with_an_empty_value_is_refused_naming_it(api, three_jobs, selection, name):
+    for action, extra in (("cancel", {}), ("reschedule", {"shift": "PT1H"})):
+        response = api.post(f"{JOBS}{action}/", {"filter": selection, **extra}, format="json")
+
+        assert response.status_code == 400, response.content
+        assert "empty filter" in response.json()["filter"][name][0]
+    assert statuses("a") == [(at(T1), Status.PENDING)]
+
+
+@pytest.mark.parametrize("query", ["key_prefix=", "key=", "label.team=", "payload.x=%20"])
+def test_a_list_filter_with_an_empty_value_is_refused_naming_it(api, three_jobs, query):
+    response = api.get(f"{JOBS}?{query}")
+
+    assert response.status_code == 400
+    assert "empty filter" in response.json()[query.split("=")[0]][0]
+
+
+@pytest.mark.parametrize("name", ["label.a", "payload.a", "key", "key_prefix"])
+def test_a_nul_in_a_filter_value_is_refused_naming_it(api, three_jobs, name):
+    listed = api.get(f"{JOBS}?{name}=%00")
+    cancelled = api.post(f"{JOBS}cancel/", {"filter": {name: "a\x00"}}, format="json")
+
+    assert listed.status_code == 400
+    assert name in listed.json()
+    assert cancelled.status_code == 400
+    assert name in cancelled.json()["filter"]
+
+
+@pytest.mark.parametrize("name", ["label.a", "payload.a", "key", "key_prefix"])
+def test_a_lone_surrogate_in_a_bulk_filter_is_refused_naming_it(api, three_jobs, name):
+    body = json.dumps({"filter": {name: "\ud800"}})  # ASCII JSON: "\ud800" escaped
+    response = api.post(f"{JOBS}cancel/", body, content_type="application/json")
+
+    assert response.status_code == 400, response.content
+    assert "UTF-8" in response.json()["filter"][name][0]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"payload": {"a": "\\u0000"}}', "payload"),
+        ('{"payload": {"\\u0000": 1}}', "payload"),
+        ('{"payload": {"a": "\\ud800"}}', "payload"),
+        ('{"payload": {"n": 18446744073709551616}}', "payload"),
+        ('{"labels": {"a": "\\u0000"}}', "labels"),
+        ('{"labels": {"a": "\\ud800"}}', "labels"),
+    ],
+)
+def test_payloads_and_labels_postgresql_or_the_broker_refuse_are_400s(api, body, field):
+    schedules = '{"schedules": [], "callback": {"type": "queue", "queue": "q"}, '
+    put = api.put(f"{JOBS}k/", schedules + body[1:], content_type="application/json")
+    put_job(api, "k")
+    patch = api.patch(f"{JOBS}k/", body, content_type="application/json")
+
+    assert (put.status_code, patch.status_code) == (400, 400), (put.content, patch.content)
+    assert field in put.json()
+    assert field in patch.json()
+
+
+def test_a_payload_nested_deeper_than_the_limit_is_refused_naming_it(api):
+    payload: dict = {}
+    for _ in range(40):
+        payload = {"a": payload}
+
+    response = put_job(api, "k", payload=payload)
+
+    assert response.status_code == 400
+    assert "at most 32 levels" in response.json()["payload"][0]
+
+
+@pytest.mark.parametrize("key", ["%00", "a%00b", "%ED%A0%80", "x" * 201])
+def test_a_key_no_job_can_have_is_404_on_get_patch_and_delete(api, key):
+    assert api.get(f"{JOBS}{key}/").status_code == 404
+    assert api.patch(f"{JOBS}{key}/", {"payload": {}}, format="json").status_code == 404
+    assert api.delete(f"{JOBS}{key}/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("put", "k/"), ("patch", "k/"), ("post", "cancel/"), ("post", "reschedule/")],
+)
+def test_a_deeply_nested_body_is_a_400(api, method, path):
+    put_job(api, "k")
+    body = "[" * 5000 + "]" * 5000
+
+    response = getattr(api, method)(f"{JOBS}{path}", body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert "nested" in response.json()["detail"]
+
+
+def test_the_jobs_api_accepts_json_bodies_only(api):
+    schema = api.get("/api/schema/", {"format": "json"}).json()["paths"]
+
+    assert set(schema["/api/jobs/{key}/"]["put"]["requestBody"]["content"]) == {"application/json"}
+    assert set(schema["/api/jobs/cancel/"]["post"]["requestBody"]["content"]) == {
+        "application/json"
+    }
+    form = api.put(f"{JOBS}k/", {"schedules": T1}, format="multipart")
+    assert form.status_code == 415
+
+
+@pytest.mark.parametrize("action", ["cancel", "reschedule"])
+def test_a_put_to_a_bulk_action_says_the_key_is_reserved(api, action):
+    response = put_job(api, action)
+
+    assert response.status_code == 400
+    assert "reserved" in response.json()["key"][0]
+    assert not Job.objects.exists()
+
+
+# --- bounded answers ----------------------------------------------------------------------
+
+
+def test_a_job_answers_its_pending_runs_and_its_50_latest_others(api):
+    put_job(api, "k", schedules=[T2])
+    start = at(T1) - timedelta(days=100)
+    ScheduledJobRun.objects.bulk_create(
+        ScheduledJobRun(job=job("k"), due_at=start + timedelta(hours=n), status=Status.CANCELLED)
+        for n in range(60)
+    )
+
+    for body in (api.get(f"{JOBS}k/").json(), api.get(JOBS).json()["results"][0]):
+        runs = body["runs"]
+        assert len(runs) == 51
+        assert runs[-1]["due_at"] == T2
+        assert runs[0]["due_at"] == (start + timedelta(hours=10)).isoformat().replace("+00:00", "Z")
+        assert body["schedules"] == [T2]
+
+
+def test_the_list_limit_is_capped(api, three_jobs, monkeypatch):
+    from scheduling.api.jobs import JobViewSet
+
+    monkeypatch.setattr(JobViewSet.pagination_class, "max_limit", 2)
+
+    assert len(api.get(f"{JOBS}?limit=1000").json()["results"]) == 2
+
+
+def test_the_status_filter_has_an_index():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        indexes = connection.introspection.get_constraints(cursor, "scheduled_job_run")
+
+    assert indexes["scheduled_job_run_job_status"]["columns"] == ["job_id", "status"]
+
+
+def test_an_expired_instant_put_again_is_pending_again(api):
+    put_job(api, "k", schedules=[T1])
+    job("k").runs.update(status=Status.EXPIRED)
+
+    body = put_job(api, "k", schedules=[T1]).json()
+
+    assert body["schedules"] == [T1]
+    assert statuses("k") == [(at(T1), Status.EXPIRED), (at(T1), Status.PENDING)]

@@ -1,4 +1,4 @@
-"""PUTs racing each other and the sweep, on separate database connections."""
+"""PUTs and PATCHes racing each other and the sweep, on separate database connections."""
 
 import threading
 from collections.abc import Callable
@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 from django.db.models.functions import Now
+from django.utils import timezone
 
+from scheduling.base import iso_utc
+from scheduling.dispatch import sweep
 from scheduling.jobs import Job, ScheduledJobRun, job_put
+from tests.conftest import wait_for
+from tests.jobs.conftest import JOBS, put_job
+from tests.recurring.conftest import json_bodies
+from tests.recurring.test_races import GatedPublisher, waiting_on_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,3 +88,36 @@ def test_a_put_waits_for_a_sweep_holding_a_run_and_does_not_schedule_it_again():
     assert results == [(job, False)]
     rows = job.runs.order_by("due_at").values_list("due_at", "status")
     assert list(rows) == [(T1, Status.DELIVERED), (T2, Status.PENDING)]
+
+
+def test_a_patch_waits_for_a_sweep_publishing_a_run_and_answers_what_was_published(api, broker):
+    put_job(api, "k", schedules=[iso_utc(timezone.now() - timedelta(seconds=5))], payload={"v": 1})
+    publisher = GatedPublisher()
+    sweeper, swept = in_thread(lambda: sweep(ScheduledJobRun, publisher=publisher))
+    assert publisher.entered.wait(30), "the sweep should claim the due run"
+
+    patcher, answers = in_thread(
+        lambda: api.patch(f"{JOBS}k/", {"payload": {"v": 2}}, format="json")
+    )
+    wait_for(lambda: waiting_on_a_lock() >= 1, timeout=30, interval=0.05)
+    assert patcher.is_alive(), "the PATCH should wait for the sweep's row lock"
+    publisher.gate.set()
+    sweeper.join(30)
+    patcher.join(30)
+
+    assert swept[0].delivered == 1
+    assert [body["payload"] for body in json_bodies(broker, "reminders")] == [{"v": 1}]
+    answer = answers[0].json()
+    assert answer["payload"] == {"v": 2}
+    assert [run["status"] for run in answer["runs"]] == ["delivered"]
+    assert answer["schedules"] == []
+
+
+def test_a_sweep_after_a_patch_publishes_the_new_payload(api, broker):
+    put_job(api, "k", schedules=[iso_utc(timezone.now() - timedelta(seconds=5))], payload={"v": 1})
+    patched = api.patch(f"{JOBS}k/", {"payload": {"v": 2}}, format="json")
+
+    assert sweep(ScheduledJobRun).delivered == 1
+
+    assert patched.json()["schedules"] == [patched.json()["runs"][0]["due_at"]]
+    assert [body["payload"] for body in json_bodies(broker, "reminders")] == [{"v": 2}]

@@ -280,3 +280,79 @@ def test_the_limits_are_read_from_the_environment():
 
     assert started.returncode != 0
     assert "SCHEDULING_JOB_MAX_PAYLOAD_BYTES='big' is not valid" in started.stderr
+
+
+@pytest.mark.parametrize("status", [Status.EXPIRED, Status.FAILED])
+def test_an_instant_never_delivered_is_pending_again_when_put_again(status):
+    job, _ = put(schedules=[T1])
+    job.runs.update(status=status)
+
+    put(schedules=[T1])
+
+    assert [run.status for run in runs(job)] == [status, Status.PENDING]
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [JobFilter(labels={"team": []}), JobFilter(payload={("a",): []})],
+)
+def test_a_filter_with_no_values_selects_no_job(selection):
+    put(labels={"team": "x"}, payload={"a": 1})
+
+    assert list(selection.jobs()) == []
+    assert job_cancel_many(selection=selection) == 0
+
+
+def nested(depth):
+    value = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "fragment"),
+    [
+        ({"payload": nested(33)}, "payload", "at most 32 levels"),
+        ({"payload": nested(300)}, "payload", "at most 32 levels"),
+        ({"payload": {"n": 2**64}}, "payload", "64-bit"),
+        ({"payload": {"text": "\ud800"}}, "payload", "surrogates"),
+        ({"payload": {"\ud800": 1}}, "payload", "surrogates"),
+        ({"payload": {"a\x00": 1}}, "payload", "Null characters"),
+        ({"payload": {"a": ["\x00"]}}, "payload", "Null characters"),
+        ({"labels": {"team": "\ud800"}}, "labels", "surrogates"),
+        ({"labels": {"team": "a\x00"}}, "labels", "NUL"),
+    ],
+)
+def test_a_payload_or_labels_the_broker_or_postgresql_refuses_are_refused(fields, field, fragment):
+    with pytest.raises(JobError) as error:
+        put(**fields)
+
+    assert (error.value.field, fragment in error.value.message) == (field, True)
+    assert not Job.objects.exists()
+
+
+def test_a_payload_of_32_levels_and_64_bit_numbers_is_accepted():
+    job, _ = put(payload={**nested(32), "big": 2**64 - 1, "small": -(2**63)})
+
+    assert Job.objects.get().payload == job.payload
+
+
+@pytest.mark.parametrize(
+    "callback",
+    [
+        {"type": "queue", "queue": "scheduling:sweep:scheduling.scheduledjobrun:0"},
+        {"type": "task", "task": "billing.charge", "queue": "scheduling:sweep:x"},
+        {"type": "task", "task": "billing.charge", "queue": "unacked_index"},
+        {"type": "task", "task": "billing.charge", "queue": "unacked"},
+        {"type": "task", "task": "billing.charge", "queue": "amq.direct"},
+        {"type": "task", "task": "billing.charge", "queue": "celeryev.x"},
+        {"type": "queue", "queue": "unacked_mutex"},
+        {"type": "queue", "queue": "celery.pidbox"},
+    ],
+)
+def test_queue_names_of_the_framework_kombu_and_rabbitmq_are_refused_for_both_types(callback):
+    with pytest.raises(JobError, match="queue: names starting with scheduling:") as error:
+        put(callback=callback)
+
+    assert error.value.field == "callback"
