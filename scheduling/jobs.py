@@ -484,9 +484,13 @@ def job_reschedule_many(
     if (due_at is None) == (shift is None):
         raise TypeError("give exactly one of due_at or shift")
     runs = _locked(selection)
-    return (
-        runs.shift(shift) if shift is not None else runs.reschedule(require_aware(due_at, "due_at"))
-    )
+    field = "shift" if shift is not None else "due_at"
+    try:
+        if shift is not None:
+            return runs.shift(shift)
+        return runs.reschedule(require_aware(due_at, "due_at"))
+    except ValueError as exc:  # out of the storable range: refused by the model layer
+        raise JobError(field, str(exc)) from None
 
 
 def _locked(selection: JobFilter) -> ScheduledEventQuerySet[ScheduledJobRun]:

@@ -441,8 +441,11 @@ class JobViewSet(viewsets.GenericViewSet):
     def reschedule(self, request: Request) -> Response:
         body = validated(JobBulkRescheduleSerializer, request)
         selection = parse_bulk_filter(body["filter"])
-        moved = job_reschedule_many(
-            selection=selection, due_at=body.get("due_at"), shift=body.get("shift")
+        moved = service_call(
+            job_reschedule_many,
+            selection=selection,
+            due_at=body.get("due_at"),
+            shift=body.get("shift"),
         )
         return Response({"count": moved})
 

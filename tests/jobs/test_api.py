@@ -544,3 +544,15 @@ def test_an_expired_instant_put_again_is_pending_again(api):
 
     assert body["schedules"] == [T1]
     assert statuses("k") == [(at(T1), Status.EXPIRED), (at(T1), Status.PENDING)]
+
+
+def test_a_bulk_shift_that_would_carry_runs_out_of_range_is_a_400_naming_shift(api):
+    put_job(api, "early", schedules=["1970-01-02T00:00:00Z"])
+
+    response = api.post(
+        f"{JOBS}reschedule/", {"filter": {"key": ["early"]}, "shift": "-P2D"}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert "out of range" in response.json()["shift"][0]
+    assert job("early").runs.get().due_at == datetime(1970, 1, 2, tzinfo=UTC)
