@@ -259,7 +259,9 @@ def test_sales_of_one_release_do_not_wait_for_each_other_but_a_move_waits_for_th
     seller.start()
     assert first_sale_open.wait(10)
 
-    purchase_create(customer=CustomerFactory.create(), release=release)  # does not wait for the first
+    purchase_create(
+        customer=CustomerFactory.create(), release=release
+    )  # does not wait for the first
     mover = threading.Thread(target=move)
     mover.start()
     assert not moved.wait(0.5), "the move must wait for the open sale"
