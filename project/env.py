@@ -4,6 +4,7 @@ Each refuses a bad value with ImproperlyConfigured naming the variable and the a
 """
 
 import os
+import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -65,6 +66,17 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
         accepted = ", ".join(f"{s}://..." for s in schemes)
         raise _refuse(name, raw, f"a URL of the form {accepted}")
     return raw
+
+
+RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A DRF throttle rate: a number of requests per second, minute, hour or day."""
+    raw = os.environ.get(name, default)
+    if not RATE.fullmatch(raw.strip()):
+        raise _refuse(name, raw, "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day")
+    return raw.strip()
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -15,6 +15,7 @@ from project.env import (
     env_float,
     env_int,
     env_list,
+    env_rate,
     env_str,
     env_url,
     redis_database,
@@ -203,11 +204,15 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
+# Bulk reschedule and cancel requests per user (every bulk endpoint shares the budget).
+SCHEDULING_BULK_THROTTLE_RATE = env_rate("SCHEDULING_BULK_THROTTLE_RATE", "60/min")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Scheduling API",
     "DESCRIPTION": "Per-domain scheduled rows: list, reschedule and cancel by business facts.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs page list every endpoint and filter: for signed-in users only.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
     "ENUM_NAME_OVERRIDES": {"ScheduledEventStatusEnum": "scheduling.base.Status"},
 }

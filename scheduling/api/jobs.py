@@ -35,6 +35,7 @@ from scheduling.api.serializers import (
     ScheduledEventSerializer,
     StrictDateTimeField,
 )
+from scheduling.api.throttles import BulkRateThrottle
 from scheduling.api.views import BAD_REQUEST, ModelChangePermission, ModelViewPermission
 from scheduling.base import Status, iso_utc
 from scheduling.jobs import (
@@ -437,7 +438,12 @@ class JobViewSet(viewsets.GenericViewSet):
         description="Send `due_at` (move them to a time) or `shift` (move them by an ISO 8601 "
         "duration, e.g. PT2H). Only pending runs move; each moved run's version goes up by one.",
     )
-    @action(detail=False, methods=["post"], permission_classes=[ModelChangePermission])
+    @action(
+        detail=False,
+        methods=["post"],
+        permission_classes=[ModelChangePermission],
+        throttle_classes=[BulkRateThrottle],
+    )
     def reschedule(self, request: Request) -> Response:
         body = validated(JobBulkRescheduleSerializer, request)
         selection = parse_bulk_filter(body["filter"])
@@ -454,7 +460,12 @@ class JobViewSet(viewsets.GenericViewSet):
         responses={200: BulkCountSerializer, 400: BAD_REQUEST},
         summary="Cancel the pending runs of the jobs a filter selects",
     )
-    @action(detail=False, methods=["post"], permission_classes=[ModelChangePermission])
+    @action(
+        detail=False,
+        methods=["post"],
+        permission_classes=[ModelChangePermission],
+        throttle_classes=[BulkRateThrottle],
+    )
     def cancel(self, request: Request) -> Response:
         body = validated(JobBulkCancelSerializer, request)
         selection = parse_bulk_filter(body["filter"])

@@ -25,6 +25,7 @@ from scheduling.api.serializers import (
     BulkCountSerializer,
     BulkRescheduleSerializer,
 )
+from scheduling.api.throttles import BulkRateThrottle
 from scheduling.base import ScheduledEvent
 
 
@@ -62,7 +63,12 @@ class ScheduledEventViewSet(viewsets.ReadOnlyModelViewSet):
         description="Send `due_at` (move them to a time) or `shift` (move them by a duration). "
         "Only pending rows move; each moved row's version goes up by one.",
     )
-    @action(detail=False, methods=["post"], permission_classes=[ModelChangePermission])
+    @action(
+        detail=False,
+        methods=["post"],
+        permission_classes=[ModelChangePermission],
+        throttle_classes=[BulkRateThrottle],
+    )
     def reschedule(self, request: Request) -> Response:
         body = self.validated(BulkRescheduleSerializer, request)
         rows = self.bulk_selection(body)
@@ -78,7 +84,12 @@ class ScheduledEventViewSet(viewsets.ReadOnlyModelViewSet):
         responses={200: BulkCountSerializer, 400: BAD_REQUEST},
         summary="Cancel the pending rows a filter selects",
     )
-    @action(detail=False, methods=["post"], permission_classes=[ModelChangePermission])
+    @action(
+        detail=False,
+        methods=["post"],
+        permission_classes=[ModelChangePermission],
+        throttle_classes=[BulkRateThrottle],
+    )
     def cancel(self, request: Request) -> Response:
         body = self.validated(BulkCancelSerializer, request)
         return Response({"count": self.bulk_selection(body).cancel(body["reason"])})

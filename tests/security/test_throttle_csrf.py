@@ -1,0 +1,134 @@
+"""Bulk endpoints are throttled per user; session-authenticated writes need a CSRF token."""
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
+
+from tests.security.world import World, build_world
+
+
+def bulk_paths() -> list[str]:
+    """Every bulk action in the schema: POST .../cancel/ or .../reschedule/ over a filter."""
+    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+    return sorted(
+        path for path in paths if "{" not in path and path.endswith(("/cancel/", "/reschedule/"))
+    )
+
+
+BULK_PATHS = bulk_paths()
+
+
+def bulk_body(path: str) -> dict[str, Any]:
+    selection = (
+        {"key": "nightly-report"} if path.startswith("/api/jobs/") else {"status": "pending"}
+    )
+    change = {"shift": "PT1H"} if path.endswith("/reschedule/") else {"reason": "test"}
+    return {"filter": selection, **change}
+
+
+@pytest.fixture
+def world(db: None) -> World:
+    return build_world()
+
+
+def test_every_bulk_action_is_found():
+    assert len(BULK_PATHS) == 6, BULK_PATHS
+
+
+@pytest.mark.parametrize("path", BULK_PATHS)
+def test_a_bulk_action_answers_429_past_the_rate(world, superuser, settings, path):
+    settings.SCHEDULING_BULK_THROTTLE_RATE = "2/min"
+    api = APIClient()
+    api.force_authenticate(superuser)
+
+    answers = [api.post(path, bulk_body(path), format="json").status_code for _ in range(3)]
+
+    assert answers == [200, 200, 429]
+
+
+def test_the_budget_is_shared_by_every_bulk_action_and_kept_per_user(
+    world, superuser, settings, django_user_model
+):
+    settings.SCHEDULING_BULK_THROTTLE_RATE = "2/min"
+    api = APIClient()
+    api.force_authenticate(superuser)
+    other = APIClient()
+    other.force_authenticate(django_user_model.objects.create_superuser("other", "", "pw"))
+
+    for path in BULK_PATHS[:2]:
+        assert api.post(path, bulk_body(path), format="json").status_code == 200
+    assert api.post(BULK_PATHS[2], bulk_body(BULK_PATHS[2]), format="json").status_code == 429
+    assert other.post(BULK_PATHS[2], bulk_body(BULK_PATHS[2]), format="json").status_code == 200
+
+
+def test_reads_are_not_throttled_by_the_bulk_rate(world, superuser, settings):
+    settings.SCHEDULING_BULK_THROTTLE_RATE = "1/min"
+    api = APIClient()
+    api.force_authenticate(superuser)
+    assert {api.get("/api/scheduled-purchases/").status_code for _ in range(3)} == {200}
+
+
+# --- CSRF on session authentication ----------------------------------------------------------
+
+
+@pytest.fixture
+def session_client(superuser: User) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(superuser)
+    return client
+
+
+def csrf_token(client: Client) -> str:
+    client.get("/admin/")  # a page with a form sets the cookie
+    return client.cookies["csrftoken"].value
+
+
+@pytest.mark.parametrize("path", BULK_PATHS)
+def test_a_session_write_without_a_csrf_token_is_refused(world, session_client, path):
+    response = session_client.post(path, bulk_body(path), content_type="application/json")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("path", BULK_PATHS)
+def test_a_session_write_with_the_csrf_token_passes(world, session_client, path):
+    token = csrf_token(session_client)
+    response = session_client.post(
+        path, bulk_body(path), content_type="application/json", headers={"X-CSRFToken": token}
+    )
+    assert response.status_code == 200
+
+
+def test_other_session_writes_need_the_token_too(world, session_client):
+    body = {"schedules": [], "callback": {"type": "queue", "queue": "q"}}
+    assert (
+        session_client.put("/api/jobs/k/", body, content_type="application/json").status_code == 403
+    )
+    assert session_client.delete("/api/schedules/daily/").status_code == 403
+    token = csrf_token(session_client)
+    response = session_client.delete("/api/schedules/daily/", headers={"X-CSRFToken": token})
+    assert response.status_code == 204
+
+
+def test_an_admin_action_without_a_csrf_token_is_refused(world, session_client):
+    response = session_client.post(
+        "/admin/purchases/scheduledpurchase/",
+        {"action": "cancel_rows", "_selected_action": [world.ids["scheduled-purchases"]]},
+    )
+    assert response.status_code == 403
+
+
+def test_token_authentication_needs_no_csrf_token(world, superuser_token):
+    client = Client(enforce_csrf_checks=True)
+    path = BULK_PATHS[0]
+    response = client.post(
+        path,
+        bulk_body(path),
+        content_type="application/json",
+        headers={"Authorization": f"Token {superuser_token}"},
+    )
+    assert response.status_code == 200
