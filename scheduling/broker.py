@@ -147,7 +147,10 @@ class RedisBatchPublisher:
                 "priority": 0,
                 "body_encoding": "base64",
                 "delivery_tag": str(uuid.uuid4()),
-                "delivery_info": {"exchange": task.queue, "routing_key": task.queue},
+                # As Celery's own publish to a queue: the default exchange, routed by queue name.
+                # A worker that dies with the message unacked gets it restored by this; an
+                # exchange nobody declared a binding for would make the restore drop it.
+                "delivery_info": {"exchange": "", "routing_key": task.queue},
             },
         }
 

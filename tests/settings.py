@@ -58,3 +58,16 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["TEST"] = {
     "NAME": os.environ.get("TEST_DATABASE_NAME", f"test_scheduling_{os.environ['TEST_REDIS_PAIR']}")
 }
+
+# The fault suite kills a worker mid-task: Redis hands its unacked message to another worker
+# once this visibility timeout passes (the transport's default is an hour), checked every second
+# (by default every 10 s, and only on every 10th check).
+if "TEST_VISIBILITY_TIMEOUT" in os.environ:
+    from project.settings import CELERY_BROKER_TRANSPORT_OPTIONS
+
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **CELERY_BROKER_TRANSPORT_OPTIONS,
+        "visibility_timeout": float(os.environ["TEST_VISIBILITY_TIMEOUT"]),
+        "unacked_restore_interval": 1,
+        "unacked_restore_throttle": 1,
+    }

@@ -83,9 +83,8 @@ def test_a_sweeper_killed_mid_batch_again_and_again_loses_nothing(
     assert kills >= 3
     assert verdict.complete, verdict.summary()
     # At-least-once: only a batch published but not yet committed when its sweeper died is
-    # published again (same ids), so at most one batch per kill, each row at most once more.
-    assert len(verdict.duplicated) <= kills * batch
-    assert all(times == 2 for times in verdict.duplicated.values())
+    # published again (same ids): at most one batch's worth of extra messages per kill.
+    assert verdict.published - verdict.due <= kills * batch
 
 
 def _caught_mid_transaction(process, application_name: str) -> bool:
@@ -113,11 +112,8 @@ def test_a_sweeper_frozen_past_its_lock_ttl_then_resumed_publishes_nothing_twice
 
     frozen = sweeper({**env, "PGAPPNAME": "fault-frozen"})
     try:
-        assert _caught_mid_transaction(frozen, "fault-frozen"), "finished before it was frozen"
-        frozen.send_signal(signal.SIGSTOP)
+        assert _frozen_holding_rows(frozen, "fault-frozen"), "never frozen holding a batch"
         frozen_at = time.monotonic()
-        with connection.cursor() as cursor:
-            assert backend_in_transaction(cursor, "fault-frozen"), "frozen outside a batch"
         lock_store = _lock_store()
         wait_for(lambda: not lock_store.exists(lock_key), timeout=30, interval=0.05)
         ttl_passed_after = time.monotonic() - frozen_at
@@ -144,6 +140,24 @@ def test_a_sweeper_frozen_past_its_lock_ttl_then_resumed_publishes_nothing_twice
         assert statuses(cursor) == {"delivered": count}
     fault_report(verdict, held_back_by_frozen=held_back, ttl_passed_after=ttl_passed_after)
     assert verdict.clean, verdict.summary()
+
+
+def _frozen_holding_rows(process, application_name: str) -> bool:
+    """SIGSTOPs the sweeper once it is caught holding claimed rows (retrying if it was not)."""
+    for _ in range(50):
+        if not _caught_mid_transaction(process, application_name):
+            return False
+        process.send_signal(signal.SIGSTOP)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM pg_locks JOIN pg_stat_activity USING (pid)"
+                " WHERE application_name = %s AND relation = 'scheduled_ping'::regclass",
+                [application_name],
+            )
+            if cursor.fetchone():
+                return True
+        process.send_signal(signal.SIGCONT)
+    return False
 
 
 def _lock_store():
