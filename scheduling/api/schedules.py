@@ -5,12 +5,9 @@ pending occurrence in step."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import OuterRef, QuerySet, Subquery
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
@@ -24,7 +21,7 @@ from scheduling.api.serializers import (
     ScheduledEventSerializer,
     StrictDateTimeField,
 )
-from scheduling.api.views import ModelChangePermission, ModelViewPermission
+from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
 from scheduling.base import Status, iso_utc
 from scheduling.cron import time_zone
 from scheduling.recurring import (
@@ -152,16 +149,6 @@ TriggerSerializer = inline_serializer(
         "due_at": serializers.DateTimeField(),
     },
 )
-
-
-@contextmanager
-def as_bad_request() -> Iterator[None]:
-    """The model's ValidationError (which names the field) becomes a 400."""
-    try:
-        yield
-    except DjangoValidationError as exc:
-        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-        raise serializers.ValidationError(detail) from None
 
 
 class ScheduleViewSet(viewsets.ModelViewSet):

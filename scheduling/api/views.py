@@ -8,8 +8,11 @@ through that same FilterSet, then make ONE QuerySet call, so any filter the list
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import QueryDict
 from django_filters.constants import EMPTY_VALUES  # type: ignore[import-untyped]
@@ -50,6 +53,16 @@ class ModelChangePermission(permissions.DjangoModelPermissions):
 
 
 BAD_REQUEST = OpenApiResponse(description="Invalid body or filter; the message names the field.")
+
+
+@contextmanager
+def as_bad_request() -> Iterator[None]:
+    """A model's or service's ValidationError (which names the field) becomes a 400."""
+    try:
+        yield
+    except DjangoValidationError as exc:
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        raise serializers.ValidationError(detail) from None
 
 
 class ScheduledEventViewSet(viewsets.ReadOnlyModelViewSet):

@@ -1,10 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import cast
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -13,7 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from scheduling.api.views import ModelChangePermission, ModelViewPermission, ScheduledEventViewSet
+from scheduling.api.views import (
+    ModelChangePermission,
+    ModelViewPermission,
+    ScheduledEventViewSet,
+    as_bad_request,
+)
 from trainings.api.filters import ScheduledTrainingNotificationFilterSet, TrainingFilterSet
 from trainings.api.serializers import (
     InvitationSerializer,
@@ -32,16 +34,6 @@ from trainings.services import (
     training_create,
     training_move,
 )
-
-
-@contextmanager
-def as_bad_request() -> Iterator[None]:
-    """A service's ValidationError (which names the field) becomes a 400."""
-    try:
-        yield
-    except DjangoValidationError as exc:
-        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-        raise serializers.ValidationError(detail) from None
 
 
 class CanAnswer(BasePermission):
