@@ -78,7 +78,7 @@ def main(argv: list[str]) -> None:
     from bench.database import prepare_database
 
     prepare_database()
-    chosen = SCENARIOS if "all" in args.scenarios else args.scenarios
+    chosen = SCENARIOS if not args.scenarios or "all" in args.scenarios else args.scenarios
     if "scale" in chosen and "reschedule" in chosen:
         chosen = [name for name in chosen if name != "scale"]  # reschedule runs scale first
     available = runners(QUICK if args.quick else FULL)
