@@ -65,7 +65,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "scenarios", nargs="*", default=["all"], choices=[*SCENARIOS, "all", "chart"]
+        "scenarios", nargs="*", default=[], choices=[*SCENARIOS, "all", "chart"]
     )
     parser.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
     args = parser.parse_args(argv)
