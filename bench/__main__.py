@@ -64,11 +64,13 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument(
-        "scenarios", nargs="*", default=[], choices=[*SCENARIOS, "all", "chart"]
-    )
+    known = [*SCENARIOS, "all", "chart"]
+    parser.add_argument("scenarios", nargs="*", help=f"any of: {', '.join(known)}")
     parser.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.scenarios) - set(known))
+    if unknown:
+        parser.error(f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     if "chart" in args.scenarios:
         from bench.chart import draw
 
