@@ -204,7 +204,7 @@ def admin_actions() -> list[tuple[str, str]]:
     """(model label, action name) for every action of every registered ModelAdmin."""
     found = []
     for model, model_admin in admin.site._registry.items():
-        names = [name for _, name, _ in model_admin._get_base_actions()]
+        names = [name for _, name, _ in model_admin._get_base_actions()]  # type: ignore[attr-defined]
         found += [(model._meta.label_lower, name) for name in names]
     return sorted(found)
 
