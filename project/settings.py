@@ -248,6 +248,10 @@ STATIC_ROOT = RUN_DIR / "static"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"download_tokens": {"()": "project.redaction.RedactDownloadTokens"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"filters": ["download_tokens"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+# Error reports (AdminEmailHandler) also hide passwords in URL settings and sensitive POST fields.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "project.redaction.ReporterFilter"
