@@ -26,14 +26,19 @@ def draw() -> None:
     rates = latest_drain()
     lateness = json.loads(LATENESS_SAMPLES.read_text()) if LATENESS_SAMPLES.exists() else []
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    left.barh(list(rates), list(rates.values()), color=["#2b7bba", "#c0504d", "#9bbb59"])
+    left.barh(
+        list(rates),
+        list(rates.values()),
+        color=["#2b7bba", "#1f4e79", "#c0504d", "#9bbb59"][: len(rates)],
+    )
     left.set_xlabel("events/s (higher is better)")
     left.set_title("drain: past-due rows delivered")
     left.invert_yaxis()
     if lateness:
         right.hist([value * 1000 for value in lateness], bins=60, color="#2b7bba")
         right.set_xlabel("published - due (ms)")
-        right.set_ylabel("events")
+        right.set_ylabel("events (log scale)")
+        right.set_yscale("log")
         right.set_title(f"lateness: {len(lateness):,} events, 1 sweeping worker")
     figure.tight_layout()
     OUTPUT.parent.mkdir(exist_ok=True)

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from bench.common import broker, make_notification_rows, record
@@ -15,10 +16,24 @@ def peak_rss_mb(backlog: int) -> float:
     broker().flushdb()
     command = [sys.executable, MANAGE, "sweep", "trainings.ScheduledTrainingNotification"]
     sweeper = subprocess.Popen(command, env=os.environ, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(sweeper.pid, 0)
-    assert status == 0, f"sweep exited with {status}"
+    peak = 0
+    while sweeper.poll() is None:
+        peak = max(peak, high_water_kib(sweeper.pid))
+        time.sleep(0.05)
+    assert sweeper.returncode == 0, f"sweep exited with {sweeper.returncode}"
     broker().flushdb()
-    return usage.ru_maxrss / 1024
+    return peak / 1024
+
+
+def high_water_kib(pid: int) -> int:
+    """The process's own peak RSS (VmHWM, reset by exec), unlike ru_maxrss, which keeps the
+    forking parent's high-water mark across exec."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:  # it just exited
+        return 0
+    line = next((row for row in status.splitlines() if row.startswith("VmHWM:")), "VmHWM: 0 kB")
+    return int(line.split()[1])
 
 
 def run_memory(small: int, large: int) -> None:
