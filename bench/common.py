@@ -59,12 +59,18 @@ TRAINING_TABLES = (
 )
 
 
-def make_notification_rows(*, teams: int, rows_per_team: int, due_in: str) -> None:
-    """`teams` teams, one training each, `rows_per_team` pending rows per training.
+ROWS_PER_TRAINING = 20  # about the 22 reminder rungs a real training gets
 
-    Rows of one training differ by their signed offset (one second apart), so a team's rows
-    are what a join on training__team selects. `due_in` is an SQL interval from now.
+
+def make_notification_rows(*, teams: int, rows_per_team: int, due_in: str) -> None:
+    """`teams` teams, each with `rows_per_team` pending rows over trainings of 20 rows each.
+
+    Laid out as an application writes them: a training's rows are inserted together, so they are
+    neighbours on disk, and trainings of all teams are created interleaved, so one team's rows
+    are spread over the whole table in runs of 20. Rows of one training differ by their signed
+    offset (one second apart). `due_in` is an SQL interval from now.
     """
+    per_training = min(ROWS_PER_TRAINING, rows_per_team)
     sql("TRUNCATE " + ", ".join(TRAINING_TABLES) + " CASCADE")
     sql(
         "INSERT INTO trainings_team (name) SELECT 'team ' || g FROM generate_series(1, %s) g",
@@ -73,8 +79,10 @@ def make_notification_rows(*, teams: int, rows_per_team: int, due_in: str) -> No
     sql(
         "INSERT INTO trainings_training (team_id, start_at, end_at, questionnaires_enabled,"
         " invitations_enabled, cancelled_at, created_at, updated_at)"
-        " SELECT id, now() + interval '30 days', now() + interval '30 days 2 hours', true, false,"
-        " NULL, now(), now() FROM trainings_team"
+        " SELECT team.id, now() + interval '30 days', now() + interval '30 days 2 hours', true,"
+        " false, NULL, now(), now()"
+        " FROM generate_series(1, %s) n CROSS JOIN trainings_team team ORDER BY n, team.id",
+        [rows_per_team // per_training],
     )
     sql(
         "INSERT INTO scheduled_training_notification (due_at, status, version, attempts,"
@@ -82,7 +90,7 @@ def make_notification_rows(*, teams: int, rows_per_team: int, due_in: str) -> No
         ' updated_at, training_id, kind, "offset")'
         " SELECT now() + %s::interval + g * interval '1 microsecond', 'pending', 1, 0, NULL, NULL,"
         " NULL, '', '', now(), now(), t.id, 'post_questionnaire', g * interval '1 second'"
-        " FROM trainings_training t CROSS JOIN generate_series(1, %s) g",
-        [due_in, rows_per_team],
+        " FROM trainings_training t CROSS JOIN generate_series(1, %s) g ORDER BY t.id, g",
+        [due_in, per_training],
     )
     vacuum(*TRAINING_TABLES)
