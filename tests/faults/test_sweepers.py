@@ -148,16 +148,25 @@ def _frozen_holding_rows(process, application_name: str) -> bool:
         if not _caught_mid_transaction(process, application_name):
             return False
         process.send_signal(signal.SIGSTOP)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT 1 FROM pg_locks JOIN pg_stat_activity USING (pid)"
-                " WHERE application_name = %s AND relation = 'scheduled_ping'::regclass",
-                [application_name],
-            )
-            if cursor.fetchone():
-                return True
+        # A statement it sent just before the stop (its COMMIT, say) still runs on the server:
+        # let it finish, then look at what the stopped transaction holds.
+        time.sleep(0.3)
+        if _holds_claimed_rows(application_name):
+            return True
         process.send_signal(signal.SIGCONT)
     return False
+
+
+def _holds_claimed_rows(application_name: str) -> bool:
+    """An open, idle transaction whose claim (`FOR UPDATE`: RowShareLock) holds rows locked."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_locks JOIN pg_stat_activity USING (pid)"
+            " WHERE application_name = %s AND state = 'idle in transaction'"
+            " AND relation = 'scheduled_ping'::regclass AND mode = 'RowShareLock'",
+            [application_name],
+        )
+        return cursor.fetchone() is not None
 
 
 def _lock_store():
