@@ -258,10 +258,12 @@ class ScheduledEvent(models.Model):
         )
 
     @classmethod
-    def after_batch(cls, *, delivered: list[Self], expired: list[Self], now: datetime) -> None:
+    def after_batch(
+        cls, *, delivered: list[Self], expired: list[Self], failed: list[Self], now: datetime
+    ) -> None:
         """Called by the sweep inside the batch's transaction, after marking the rows.
 
-        The rows given are delivered (or expired) in the database; whatever this writes
+        The rows given are delivered, expired or (out of attempts) failed in the database; whatever this writes
         commits or rolls back with them. `now` is the batch's cutoff, by the database's clock.
         Recurring schedules insert their next occurrence here; rows it inserts that are already
         due are delivered by the same sweep.

@@ -32,6 +32,7 @@ from django.utils import timezone as django_timezone
 from scheduling import cron
 from scheduling.base import ScheduledEvent, Status, iso_utc, storable_utc
 from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
+from scheduling.jobs import JobError, check_callback
 from scheduling.payload_templates import TemplateError, render, validate_template
 
 MICROSECOND = timedelta(microseconds=1)
@@ -231,6 +232,14 @@ def _target_errors(schedule: RecurringSchedule) -> dict[str, str]:
     if bool(schedule.task) == bool(schedule.queue):
         message = "Set exactly one target: task (a Celery task name) or queue (a queue name)."
         return {"task": message, "queue": message}
+    # The same rules as a keyed job's callback: no internal task, no queue Celery or the
+    # broker reads, no odd characters.
+    field = "task" if schedule.task else "queue"
+    try:
+        check_callback({"type": field, field: getattr(schedule, field)})
+    except JobError as error:
+        message = error.message.removeprefix(f"{field}: ")
+        return {field: message[0].upper() + message[1:]}
     return {}
 
 
@@ -349,8 +358,11 @@ class ScheduledOccurrence(ScheduledEvent):
         )
 
     @classmethod
-    def after_batch(cls, *, delivered: list[Self], expired: list[Self], now: datetime) -> None:
-        occurrences_chain(delivered=delivered, expired=expired, now=now)
+    def after_batch(
+        cls, *, delivered: list[Self], expired: list[Self], failed: list[Self], now: datetime
+    ) -> None:
+        # A failed occurrence is a fire time lost, like an expired one: the schedule goes on.
+        occurrences_chain(delivered=delivered, expired=[*expired, *failed], now=now)
 
 
 def task_queue(task_name: str) -> str:
@@ -603,6 +615,9 @@ def occurrence_skip(*, occurrence: ScheduledOccurrence) -> bool:
         # The schedule first, as every editor does (see the module docstring).
         schedule = RecurringSchedule.objects.select_for_update().get(pk=occurrence.schedule_id)
         if not ScheduledOccurrence.objects.filter(pk=occurrence.pk).cancel("skipped"):
+            # A sweep delivered it first, and skipped this locked schedule when chaining:
+            # the successor is ours to insert, as for every editor.
+            occurrence_ensure(schedule=schedule)
             return False
         if occurrence.manual or occurrence.schedule_version != schedule.version:
             return True

@@ -26,6 +26,10 @@ def start_beat(env: dict[str, str], state: Path) -> subprocess.Popen[bytes]:
         return subprocess.Popen([*command, "-l", "info"], env=env, cwd=ROOT, stdout=log, stderr=log)
 
 
+def published(body: dict[str, str]) -> datetime:
+    return datetime.fromisoformat(body["published_at"].replace("Z", "+00:00"))
+
+
 def test_an_every_second_schedule_publishes_one_message_per_second(
     subprocess_env, broker, tmp_path
 ):
@@ -47,6 +51,10 @@ def test_an_every_second_schedule_publishes_one_message_per_second(
     assert fire_times == [first + timedelta(seconds=i) for i in range(len(bodies))]
     assert [body["id"] for body in bodies] == [f"ticker-{int(t.timestamp())}" for t in fire_times]
     assert all(body["payload"]["at"].startswith(body["scheduled_for"][:19]) for body in bodies)
+    lateness = [published(body) - fire for body, fire in zip(bodies, fire_times, strict=True)]
+    assert min(lateness) >= timedelta(0), "published before its fire time"
+    # Once beat and the worker are in their stride, each second goes out within its tick.
+    assert max(lateness[-3:]) < timedelta(seconds=2), lateness
     delivered = schedule.occurrences.filter(status=ScheduledOccurrence.Status.DELIVERED)
     assert delivered.count() == len(bodies)
     assert schedule.occurrences.filter(status="pending").count() == 1

@@ -10,7 +10,7 @@ from django.db import connection, connections
 
 from scheduling.broker import OutgoingMessage, PreparedMessage, make_publisher
 from scheduling.dispatch import sweep
-from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring import RecurringSchedule, ScheduledOccurrence, occurrence_skip
 from tests.conftest import wait_for
 from tests.recurring.conftest import json_bodies, pending
 
@@ -133,3 +133,17 @@ def test_a_payload_edit_racing_the_sweep_keeps_the_timeline_going(broker):
     # Whichever held the schedule inserted the successor, from the delivered row's due time.
     [next_one] = pending(schedule)
     assert next_one.due_at == delivered_due + timedelta(seconds=1)
+
+
+def test_a_skip_racing_the_sweep_leaves_the_schedule_its_next_occurrence(broker):
+    schedule = RecurringSchedule.objects.create(name="skippy", cron="* * * * * ?", queue="q")
+    claimed = pending(schedule)[0]
+    publisher, sweeper, swept = sweep_paused_in_publish(schedule)
+
+    skipper, skipped = in_thread(lambda: occurrence_skip(occurrence=claimed))
+    finish(publisher, sweeper, skipper)
+
+    assert skipped == [False]  # the sweep published it first
+    assert swept[0].delivered == 1
+    [next_one] = pending(schedule)
+    assert next_one.due_at == claimed.due_at + timedelta(seconds=1)

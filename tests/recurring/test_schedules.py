@@ -9,6 +9,7 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.test import override_settings
 
 from scheduling.recurring import (
     RecurringSchedule,
@@ -329,6 +330,43 @@ def test_saving_repairs_a_schedule_left_without_its_occurrence_after_the_cancell
         schedule.save()
 
     assert [row.due_at for row in pending(schedule)] == [at(12, 2)]
+
+
+def test_an_occurrence_that_fails_still_gives_its_schedule_the_next_one(broker, monkeypatch):
+    broken, healthy = make_schedule(), make_schedule()
+    publishable = ScheduledOccurrence.to_message
+
+    def to_message(self, published_at):
+        if self.schedule_id == broken.pk:
+            raise TypeError("cannot serialise")
+        return publishable(self, published_at)
+
+    monkeypatch.setattr(ScheduledOccurrence, "to_message", to_message)
+    with override_settings(SCHEDULING_MAX_ATTEMPTS=1):
+        result = sweep_at(at(12, 1))
+
+    assert (result.delivered, result.failed) == (1, 1)
+    assert broken.occurrences.get(due_at=at(12, 1)).status == Status.FAILED
+    assert [row.due_at for row in pending(broken)] == [at(12, 2)]
+    assert [row.due_at for row in pending(healthy)] == [at(12, 2)]
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"queue": "scheduling"}, "queue", "carries Celery task messages"),
+        ({"queue": "celery"}, "queue", "reserved"),
+        ({"queue": "amq.reports"}, "queue", "reserved"),
+        ({"queue": "two words"}, "queue", "letters, digits"),
+        ({"task": "not a task!"}, "task", "dotted Celery task name"),
+        ({"task": "celery.backend_cleanup"}, "task", "is internal"),
+    ],
+)
+def test_a_target_is_checked_as_a_keyed_job_callback_is(fields, field, message):
+    with pytest.raises(ValidationError) as refused:
+        make_schedule(**{"queue": "", **fields})
+
+    assert message in " ".join(refused.value.message_dict[field])
 
 
 def test_skipping_an_occurrence_materialises_the_one_after():

@@ -193,7 +193,7 @@ def test_a_reschedule_racing_a_claim_never_moves_the_delivered_row():
 def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(broker, monkeypatch):
     seen = {}
 
-    def record(cls, *, delivered, expired, now):
+    def record(cls, *, delivered, expired, failed, now):
         seen["delivered"] = sorted(row.pk for row in delivered)
         seen["expired"] = sorted(row.pk for row in expired)
         seen["statuses"] = {row.status for row in delivered + expired}
