@@ -3,6 +3,7 @@
 Each refuses a bad value with ImproperlyConfigured naming the variable and the accepted form.
 """
 
+import math
 import os
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -54,7 +55,7 @@ def env_float(name: str, default: float, *, minimum: float = 0.0, inclusive: boo
         value = float(raw)
     except ValueError:
         raise _refuse(name, raw, expected) from None
-    if value < minimum or (value == minimum and not inclusive):
+    if not math.isfinite(value) or value < minimum or (value == minimum and not inclusive):
         raise _refuse(name, raw, expected)
     return value
 

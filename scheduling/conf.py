@@ -1,5 +1,6 @@
 """The framework's settings: SCHEDULING_* names read through one typed object."""
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -34,7 +35,9 @@ def scheduling_settings() -> SchedulingSettings:
 def _checked(name: str, value: object, kind: object) -> object:
     if kind in (int, "int") and (not isinstance(value, int) or value < 1):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected an integer >= 1.")
-    if kind in (float, "float") and (not isinstance(value, int | float) or value < 0):
+    if kind in (float, "float") and (
+        not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+    ):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected seconds >= 0.")
     if kind in (str, "str") and (not isinstance(value, str) or not value):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a non-empty name.")

@@ -121,6 +121,34 @@ def test_bulk_methods_work_behind_filters_that_join_the_entity():
     assert reload(delivered_mine).due_at == FUTURE
 
 
+# Each bulk method, the statuses it may change, and the call.
+BULK_METHODS = {
+    "reschedule": ({"pending"}, lambda rows: rows.reschedule(FUTURE + timedelta(days=3))),
+    "shift": ({"pending"}, lambda rows: rows.shift(timedelta(hours=5))),
+    "cancel": ({"pending"}, lambda rows: rows.cancel("refunded")),
+    "deliver_now": ({"pending"}, lambda rows: rows.deliver_now()),
+    "retry": ({"failed", "expired"}, lambda rows: rows.retry()),
+}
+
+
+@pytest.mark.parametrize("method", BULK_METHODS)
+def test_each_bulk_method_behind_a_join_changes_only_its_statuses_of_the_selection(method):
+    changes, call = BULK_METHODS[method]
+    mine = one_of_each_status(ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    others = one_of_each_status(ping=PingFactory(group="artist-2"), due_at=FUTURE)
+    before = {row.pk: snapshot(row) for row in ScheduledPing.objects.all()}
+
+    assert call(ScheduledPing.objects.filter(ping__group="artist-1")) == len(changes)
+
+    changed = {status for status, row in mine.items() if snapshot(reload(row)) != before[row.pk]}
+    assert changed == changes
+    assert all(snapshot(reload(row)) == before[row.pk] for row in others.values())
+
+
+def snapshot(row):
+    return (row.status, row.due_at, row.version)
+
+
 @pytest.mark.parametrize("method", ["reschedule", "due"])
 def test_naive_datetimes_are_refused_with_a_clear_error(method):
     naive = datetime(2030, 1, 1, 9, 0)

@@ -29,6 +29,16 @@ from tests.conftest import ROOT
             "X_VALUE='-1' is not valid: expected a number > 0.0",
         ),
         (
+            "nan",
+            lambda: env_float("X_VALUE", 1.0),
+            "X_VALUE='nan' is not valid: expected a number > 0.0",
+        ),
+        (
+            "inf",
+            lambda: env_float("X_VALUE", 1.0),
+            "X_VALUE='inf' is not valid: expected a number > 0.0",
+        ),
+        (
             "maybe",
             lambda: env_bool("X_VALUE", True),
             "X_VALUE='maybe' is not valid: expected one of 1/0",
@@ -64,10 +74,23 @@ def test_env_readers_use_defaults_and_parse_good_values(monkeypatch):
         ("DATABASE_URL", "mysql://x/y", "DATABASE_URL='mysql://x/y' is not valid"),
         ("CELERY_BROKER_URL", "kafka://x", "CELERY_BROKER_URL='kafka://x' is not valid"),
         ("DEBUG", "perhaps", "DEBUG='perhaps' is not valid"),
+        ("EMAIL_BACKEND", "django.core.mail.Pigeon", "EMAIL_BACKEND='django.core.mail.Pigeon'"),
     ],
 )
 def test_the_project_refuses_to_start_with_a_bad_setting(variable, value, message):
     started = start_django(**{variable: value})
+    assert started.returncode != 0
+    assert message in started.stderr
+
+
+def test_the_project_refuses_a_mail_folder_it_cannot_write(tmp_path):
+    not_a_folder = tmp_path / "mail"
+    not_a_folder.write_text("")
+    started = start_django(
+        EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
+        EMAIL_FILE_PATH=str(not_a_folder),
+    )
+    message = f"EMAIL_FILE_PATH={str(not_a_folder)!r} is not valid: expected a writable directory"
     assert started.returncode != 0
     assert message in started.stderr
 
@@ -90,10 +113,14 @@ def start_django(**variables: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@override_settings(SCHEDULING_BATCH_SIZE=0)
-def test_the_framework_refuses_bad_settings_from_any_project():
-    with pytest.raises(ImproperlyConfigured, match="SCHEDULING_BATCH_SIZE=0 is not valid"):
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("SCHEDULING_BATCH_SIZE", 0), ("SCHEDULING_LOCK_TTL", float("nan"))],
+)
+def test_the_framework_refuses_bad_settings_from_any_project(name, value):
+    with override_settings(**{name: value}), pytest.raises(ImproperlyConfigured) as refused:
         scheduling_settings()
+    assert f"{name}={value!r} is not valid" in str(refused.value)
 
 
 @pytest.mark.parametrize(
