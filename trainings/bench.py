@@ -8,15 +8,10 @@ written. Prints a small report.
 """
 
 import argparse
-import os
-import time
-from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-import django
-
-T = TypeVar("T")
+from bench.scratch import on_scratch_database, timed
 
 
 def main() -> None:
@@ -25,15 +20,7 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=1_000)
     parser.add_argument("--players", type=int, default=20)
     args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-    django.setup()
-    from django.db import connection
-
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
-        run(args.trainings, args.moves, args.players)
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+    on_scratch_database(lambda: run(args.trainings, args.moves, args.players))
 
 
 def run(trainings: int, moves: int, players: int) -> None:
@@ -90,12 +77,6 @@ def run(trainings: int, moves: int, players: int) -> None:
     )
     total = ScheduledTrainingNotification.objects.count()
     print(f"({total} scheduled rows in the table at the end)")
-
-
-def timed(work: Callable[[], T]) -> tuple[float, T]:
-    started = time.perf_counter()
-    result = work()
-    return time.perf_counter() - started, result
 
 
 def report(label: str, trainings: int, team: Any, seconds: float) -> None:

@@ -1,0 +1,33 @@
+"""A scratch database for the domain benchmarks (`python -m purchases.bench`, `trainings.bench`).
+
+Django's test machinery creates it next to the configured database (its name prefixed with
+"test_") and drops it afterwards; the configured database is never written.
+"""
+
+import os
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import django
+
+T = TypeVar("T")
+
+
+def on_scratch_database(work: Callable[[], None]) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    django.setup()
+    from django.db import connection
+
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        work()
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def timed(work: Callable[[], T]) -> tuple[float, T]:
+    """(seconds, result) of `work()`."""
+    started = time.perf_counter()
+    result = work()
+    return time.perf_counter() - started, result
