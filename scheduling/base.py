@@ -263,10 +263,10 @@ class ScheduledEvent(models.Model):
     ) -> None:
         """Called by the sweep inside the batch's transaction, after marking the rows.
 
-        The rows given are delivered, expired or (out of attempts) failed in the database; whatever this writes
-        commits or rolls back with them. `now` is the batch's cutoff, by the database's clock.
-        Recurring schedules insert their next occurrence here; rows it inserts that are already
-        due are delivered by the same sweep.
+        The rows given are delivered, expired or (out of attempts) failed in the database;
+        whatever this writes commits or rolls back with them. `now` is the batch's cutoff, by
+        the database's clock. Recurring schedules insert their next occurrence here; rows it
+        inserts that are already due are delivered by the same sweep.
         """
 
     def can_be_handled(self, version: int) -> bool:
