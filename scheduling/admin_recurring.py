@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import OuterRef, QuerySet, Subquery
-from django.http import HttpRequest
-from django.urls import reverse
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
@@ -31,6 +31,7 @@ from scheduling.recurring import (
 )
 
 PREVIEW_COUNT = 10
+PREVIEW_FIELDS = ("cron", "timezone", "starts_at", "ends_at")
 RECENT_COUNT = 10
 
 
@@ -94,19 +95,39 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
     def next_fire(self, obj: RecurringSchedule) -> Any:
         return getattr(obj, "next_fire_at", None) or "-"
 
-    @admin.display(description=f"Next {PREVIEW_COUNT} fire times (saved schedule)")
+    @admin.display(description=f"Next {PREVIEW_COUNT} fire times")
     def fire_preview(self, obj: RecurringSchedule) -> str:
-        if obj.pk is None:
-            return "Shown once the schedule is saved."
-        try:
-            zone = time_zone(obj.timezone)
-            times = schedule_preview(schedule=obj, count=PREVIEW_COUNT)
-        except CronError as exc:
-            return str(exc)
-        if not times:
-            return "No more fire times."
-        local = ((t.astimezone(zone).strftime("%a %Y-%m-%d %H:%M:%S %Z"),) for t in times)
-        return format_html("<ol>{}</ol>", format_html_join("", "<li>{}</li>", local))
+        content = preview_list(obj) if obj.pk else "Enter a cron expression to see them."
+        url = reverse("admin:scheduling_recurringschedule_preview")
+        return format_html('<div class="fire-preview" data-url="{}">{}</div>', url, content)
+
+    def get_urls(self) -> list[URLPattern]:
+        preview = path(
+            "preview/",
+            self.admin_site.admin_view(self.preview_view),
+            name="scheduling_recurringschedule_preview",
+        )
+        return [preview, *super().get_urls()]
+
+    def preview_view(self, request: HttpRequest) -> HttpResponse:
+        """The preview of the form's values, saved or not (the form's script asks for it)."""
+        if not (self.has_add_permission(request) or self.has_change_permission(request)):
+            raise PermissionDenied
+        form = self.get_form(request)(data=request.GET)
+        form.is_valid()
+        errors = [
+            (name, " ".join(str(message) for message in form.errors[name]))
+            for name in PREVIEW_FIELDS
+            if name in form.errors
+        ]
+        if errors:
+            return HttpResponse(format_html_join("", "<p>{}: {}</p>", errors))
+        values = {name: form.cleaned_data.get(name) for name in PREVIEW_FIELDS}
+        schedule = RecurringSchedule(**{k: v for k, v in values.items() if v is not None})
+        return HttpResponse(preview_list(schedule))
+
+    class Media:
+        js = ("scheduling/fire_preview.js",)
 
     @admin.display(description="Recent occurrences")
     def recent_occurrences(self, obj: RecurringSchedule) -> str:
@@ -152,6 +173,19 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
                 locked = RecurringSchedule.objects.select_for_update().get(pk=schedule.pk)
                 occurrence_ensure(schedule=locked)
         messages.success(request, "Every selected enabled schedule has its next occurrence.")
+
+
+def preview_list(schedule: RecurringSchedule) -> str:
+    """The next fire times in the schedule's own time zone, as an HTML list."""
+    try:
+        zone = time_zone(schedule.timezone)
+        times = schedule_preview(schedule=schedule, count=PREVIEW_COUNT)
+    except CronError as exc:
+        return str(exc)
+    if not times:
+        return "No more fire times."
+    local = ((t.astimezone(zone).strftime("%a %Y-%m-%d %H:%M:%S %Z"),) for t in times)
+    return format_html("<ol>{}</ol>", format_html_join("", "<li>{}</li>", local))
 
 
 @admin.register(ScheduledOccurrence)

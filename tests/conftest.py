@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -115,3 +116,22 @@ UNREACHABLE_REDIS_CACHE = {
 }
 
 CURRENT_TIME = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def chromium_path() -> str:
+    """The browser tests drive Debian's Chromium, headless (`.ci/setup` installs it)."""
+    path = shutil.which("chromium")
+    assert path, "this test drives Debian's Chromium: apt-get install -y chromium"
+    return path
+
+
+def admin_browser_page(playwright: Any, chromium_path: str, server_url: str) -> tuple[Any, Any]:
+    """(browser, page), the page signed in to the admin as pytest-django's `admin_user`."""
+    browser = playwright.chromium.launch(executable_path=chromium_path, args=["--no-sandbox"])
+    page = browser.new_page()
+    page.goto(f"{server_url}/admin/login/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "password")
+    page.click("input[type=submit]")
+    return browser, page

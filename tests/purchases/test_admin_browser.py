@@ -1,6 +1,5 @@
 """The admin reschedule action, driven in a real browser (Debian's Chromium, headless)."""
 
-import shutil
 from datetime import UTC, datetime
 
 import pytest
@@ -8,16 +7,10 @@ from playwright.sync_api import sync_playwright
 
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create
+from tests.conftest import admin_browser_page
 from tests.purchases.factories import ArtistFactory, CustomerFactory, ReleaseFactory
 
 RELEASE_DAY = datetime(2030, 3, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def chromium_path() -> str:
-    path = shutil.which("chromium")
-    assert path, "this test drives Debian's Chromium: apt-get install -y chromium"
-    return path
 
 
 def sold_by(artist):
@@ -37,12 +30,7 @@ def test_an_admin_reschedules_an_artists_rows_in_the_browser(
 
     # No ORM calls inside this block: Playwright's sync API runs an event loop in this thread.
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=["--no-sandbox"])
-        page = browser.new_page()
-        page.goto(f"{live_server.url}/admin/login/")
-        page.fill("#id_username", "admin")
-        page.fill("#id_password", "password")
-        page.click("input[type=submit]")
+        browser, page = admin_browser_page(playwright, chromium_path, live_server.url)
         page.goto(f"{changelist}?purchase__release__artist__id__exact={artist.pk}")
         page.check("#action-toggle")
         page.select_option("select[name=action]", "reschedule_rows")

@@ -110,6 +110,45 @@ def test_the_form_previews_the_next_ten_fire_times(admin_client):
     assert content.count("09:00:00 CET") == 10
 
 
+def test_the_form_previews_values_not_saved_yet(admin_client):
+    query = {"cron": "0 9 * * MON-FRI", "timezone": "Europe/Paris"}
+    query |= {"starts_at_0": "2026-11-22", "starts_at_1": "12:00:00"}
+
+    content = admin_client.get(SCHEDULES + "preview/", query).content.decode()
+
+    assert content.count("09:00:00 CET") == 10
+    assert content.index("Mon 2026-11-23 09:00:00 CET") < content.index("Tue 2026-11-24")
+    assert not RecurringSchedule.objects.exists()
+
+
+def test_the_add_form_carries_the_preview_box_and_its_script(admin_client):
+    content = admin_client.get(SCHEDULES + "add/").content.decode()
+
+    assert f'class="fire-preview" data-url="{SCHEDULES}preview/"' in content
+    assert "scheduling/fire_preview.js" in content
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"cron": "0 25 * * *", "timezone": "UTC"}, "cron: "),
+        ({"cron": "0 9 * * *", "timezone": "Mars/Olympus"}, "timezone: "),
+    ],
+)
+def test_the_preview_names_the_field_it_cannot_use(admin_client, query, message):
+    response = admin_client.get(SCHEDULES + "preview/", query)
+
+    assert response.status_code == 200
+    assert message in response.content.decode()
+
+
+def test_the_preview_needs_a_permission_to_add_or_change_schedules(client, django_user_model):
+    staff = django_user_model.objects.create_user("clerk", password="pw", is_staff=True)
+    client.force_login(staff)
+
+    assert client.get(SCHEDULES + "preview/", {"cron": "* * * * *"}).status_code == 403
+
+
 def test_editing_the_cron_in_the_form_replaces_the_next_fire(admin_client):
     schedule = make_schedule(name="nightly", cron="0 1 * * *", timezone="Europe/Paris")
 
