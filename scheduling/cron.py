@@ -56,7 +56,7 @@ ACCEPTED = {
     "hour": "0-23",
     "day-of-month": "1-31, L, LW, L-n or nW",
     "month": "1-12 or JAN-DEC",
-    "day-of-week": "0-7 or SUN-SAT (Quartz: 1-7, 1 = SUN), nL or n#k",
+    "day-of-week": "0-7 or SUN-SAT (Quartz: 1-7, 1 = SUN), nL or n#k (k 1-5)",
     "year": "1970-2099",
 }
 YEARS = range(1970, 2100)
@@ -188,9 +188,9 @@ def _parse_fields(parts: list[str]) -> Plan:
             "day-of-month and day-of-week are both set; a Quartz expression sets one of them "
             "and puts ? in the other"
         )
-    fields = {**fields, "day-of-month": dom, "day-of-week": dow}
-    cron = " ".join(fields[name] for name in names)
-    _check_with_cronsim(cron, fields)
+    converted = {**fields, "day-of-month": dom, "day-of-week": dow}
+    cron = " ".join(converted[name] for name in names)
+    _check_with_cronsim(cron, fields)  # errors quote the fields as written
     years = _parse_years(parts[6]) if len(parts) == 7 else None
     return Plan(cron=cron, years=years, day_rule=day_rule)
 
