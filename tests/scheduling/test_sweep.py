@@ -116,6 +116,22 @@ def test_it_drains_in_bounded_batches(broker):
 
 
 @pytest.mark.django_db
+@override_settings(SCHEDULING_BATCH_SIZE=10)
+def test_one_sweeper_publishes_in_due_order_across_batches(broker):
+    pks = make_due_pings(35)
+    # Due order is not insertion order: reverse the due times of the rows in the middle.
+    middle = ScheduledPing.objects.filter(pk__in=pks[5:30]).order_by("pk")
+    times = [row.due_at for row in middle]
+    for row, due_at in zip(middle, reversed(times), strict=True):
+        ScheduledPing.objects.filter(pk=row.pk).update(due_at=due_at)
+    expected = [row.event_id for row in ScheduledPing.objects.order_by("due_at", "pk")]
+
+    assert sweep(ScheduledPing).batches == 4
+
+    assert queued_task_ids(broker, "testapp") == expected
+
+
+@pytest.mark.django_db
 @override_settings(SCHEDULING_BATCH_SIZE=10, SCHEDULING_TIME_BUDGET=0.001)
 def test_it_stops_at_the_time_budget_and_leaves_the_rest_pending(broker):
     make_due_pings(35)
