@@ -79,6 +79,15 @@ def start_worker(env: dict[str, str], queues: str, log_name: str) -> subprocess.
         return subprocess.Popen([*command, "-l", "info"], env=env, cwd=ROOT, stdout=log, stderr=log)
 
 
+def start_beat(env: dict[str, str], state: Path, log_name: str) -> subprocess.Popen[bytes]:
+    """Real Celery beat (its schedule state in `state`); its log goes to .run/."""
+    log_path = ROOT / ".run" / f"{log_name}.log"
+    log_path.parent.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "celery", "-A", "project", "beat", "-s", str(state)]
+    with open(log_path, "w") as log:
+        return subprocess.Popen([*command, "-l", "info"], env=env, cwd=ROOT, stdout=log, stderr=log)
+
+
 def stop_process(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:

@@ -1,4 +1,5 @@
-"""The broker stopped (or frozen) for 30-60 s while rows keep falling due under `sweep --loop`."""
+"""The broker stopped (or frozen) for 30-60 s while rows keep falling due: under `sweep --loop`,
+and under beat and a worker."""
 
 import itertools
 import os
@@ -7,7 +8,7 @@ import time
 import pytest
 from django.db import connection
 
-from tests.conftest import wait_for
+from tests.conftest import start_beat, start_worker, stop_process, wait_for
 from tests.faults.checker import check
 from tests.faults.conftest import (
     Tail,
@@ -108,3 +109,51 @@ def _first_failure(tail: Tail, since: float) -> float | None:
 def _all_delivered() -> bool:
     with connection.cursor() as cursor:
         return set(statuses(cursor)) == {"delivered"}
+
+
+# Celery's worker reconnects to a lost broker on kombu's schedule: attempts 2, 4, 6 … s apart,
+# at most 30 s. Delivery waits for it, but nothing is lost or doubled meanwhile.
+BEAT_RECOVERY_BOUND = 30.0 + 2 * INTERVAL
+
+
+def test_a_broker_outage_under_beat_and_a_worker_loses_nothing_and_resumes_when_they_reconnect(
+    subprocess_env, dedicated_redis, fault_report, tmp_path
+):
+    # The production path: beat sends the sweep ticks through the broker that goes down, and
+    # a `-Q scheduling` worker runs them; the ticks themselves are lost while it is away.
+    broker = dedicated_redis
+    with connection.cursor() as cursor:
+        streamed = int(10 * (downtime() + 20))
+        insert_pings(cursor, streamed, due=spread_due(downtime() + 20, streamed), name="stream")
+    env = {
+        **subprocess_env,
+        "CELERY_BROKER_URL": broker.url,
+        "SCHEDULING_SWEEP_INTERVAL": str(INTERVAL),
+        "SCHEDULING_PUBLISH_TIMEOUT": str(PUBLISH_TIMEOUT),
+    }
+    client = broker.client()
+    outage = downtime() + 1
+    run = os.environ["TEST_REDIS_PAIR"]
+    worker = start_worker(env, "scheduling", f"fault-beat-worker-{run}")
+    beat = start_beat(env, tmp_path / "beat-schedule", f"fault-beat-{run}")
+    try:
+        wait_for(lambda: client.llen("testapp") > 0, timeout=60, interval=0.05)
+        broker.stop(save=True)
+        # One second past the default 30 s: the worker's attempts (at 2, 6, 12, 20, 30 s) have
+        # just missed the broker's return, the case that waits longest.
+        time.sleep(outage)
+        broker.start()
+        back_at = time.monotonic()
+        queued = client.llen("testapp")
+        wait_for(lambda: client.llen("testapp") > queued, timeout=90, interval=0.05)
+        recovered_after = time.monotonic() - back_at
+        wait_for(lambda: _all_delivered(), timeout=120, interval=0.2)
+    finally:
+        stop_process(beat)
+        stop_process(worker)
+
+    with connection.cursor() as cursor:
+        verdict = check(fallen_due(cursor), published_ids(client))
+    fault_report(verdict, outage_seconds=outage, recovered_after=recovered_after)
+    assert verdict.clean, verdict.summary()
+    assert recovered_after <= BEAT_RECOVERY_BOUND

@@ -3,27 +3,16 @@ schedule publishes one plain JSON message per second, each with its fire time's 
 
 import json
 import os
-import subprocess
-import sys
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
-from tests.conftest import ROOT, start_worker, stop_process, wait_for
+from tests.conftest import start_beat, start_worker, stop_process, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 RUN = os.environ["TEST_REDIS_PAIR"]
-
-
-def start_beat(env: dict[str, str], state: Path) -> subprocess.Popen[bytes]:
-    log_path = ROOT / ".run" / f"recurring-beat-{RUN}.log"
-    log_path.parent.mkdir(exist_ok=True)
-    command = [sys.executable, "-m", "celery", "-A", "project", "beat", "-s", str(state)]
-    with open(log_path, "w") as log:
-        return subprocess.Popen([*command, "-l", "info"], env=env, cwd=ROOT, stdout=log, stderr=log)
 
 
 def published(body: dict[str, str]) -> datetime:
@@ -37,7 +26,7 @@ def test_an_every_second_schedule_publishes_one_message_per_second(
         name="ticker", cron="* * * * * ?", queue="ticks", payload_template={"at": "${processTime}"}
     )
     worker = start_worker(subprocess_env, "scheduling", f"recurring-worker-{RUN}")
-    beat = start_beat(subprocess_env, tmp_path / "beat-schedule")
+    beat = start_beat(subprocess_env, tmp_path / "beat-schedule", f"recurring-beat-{RUN}")
     try:
         wait_for(lambda: broker.llen("ticks") >= 6, timeout=90)
     finally:
