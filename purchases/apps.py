@@ -23,6 +23,8 @@ def check_email_backend() -> None:
             f"path such as django.core.mail.backends.smtp.EmailBackend ({exc})."
         ) from None
     except ImproperlyConfigured as exc:
+        if not settings.EMAIL_BACKEND.endswith("filebased.EmailBackend"):
+            raise
         raise ImproperlyConfigured(
             f"EMAIL_FILE_PATH={getattr(settings, 'EMAIL_FILE_PATH', None)!r} is not valid: "
             f"expected a writable directory ({exc})."

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import escape, format_html, format_html_join
 
 from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
 from scheduling.base import Status
@@ -181,9 +181,9 @@ def preview_list(schedule: RecurringSchedule) -> str:
         zone = time_zone(schedule.timezone)
         times = schedule_preview(schedule=schedule, count=PREVIEW_COUNT)
     except CronError as exc:
-        return str(exc)
+        return escape(str(exc))
     if not times:
-        return "No more fire times."
+        return escape("No more fire times.")
     local = ((t.astimezone(zone).strftime("%a %Y-%m-%d %H:%M:%S %Z"),) for t in times)
     return format_html("<ol>{}</ol>", format_html_join("", "<li>{}</li>", local))
 

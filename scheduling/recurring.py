@@ -13,6 +13,7 @@ an editor, and a successor is never inserted from a schedule version that is bei
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,7 +55,12 @@ def recurring_settings() -> RecurringSettings:
         raise ImproperlyConfigured(
             f"SCHEDULING_RECURRING_CATCH_UP_LIMIT={limit!r} is not valid: expected an integer >= 1."
         )
-    if not isinstance(grace, int | float) or isinstance(grace, bool) or grace < 0:
+    if (
+        not isinstance(grace, int | float)
+        or isinstance(grace, bool)
+        or not math.isfinite(grace)
+        or grace < 0
+    ):
         raise ImproperlyConfigured(
             f"SCHEDULING_RECURRING_MISFIRE_GRACE={grace!r} is not valid: expected seconds >= 0."
         )
@@ -159,12 +165,20 @@ class RecurringSchedule(models.Model):
         loaded = getattr(self, "_loaded", None)
         return loaded is None or any(loaded[name] != getattr(self, name) for name in loaded)
 
+    def target_changed(self) -> bool:
+        loaded = getattr(self, "_loaded", None)
+        return loaded is None or (loaded["task"], loaded["queue"]) != (self.task, self.queue)
+
     def next_fire_after(self, after: datetime) -> datetime | None:
         """The schedule's first fire time after `after`, within starts_at and ends_at."""
         return _next_fire(self.cron, self.timezone, self.starts_at, self.ends_at, after)
 
     def clean(self) -> None:
-        errors = schedule_errors(self, check_fires=self._state.adding or self.timeline_changed())
+        errors = schedule_errors(
+            self,
+            check_fires=self._state.adding or self.timeline_changed(),
+            check_target=self._state.adding or self.target_changed(),
+        )
         if errors:
             raise ValidationError(errors)
 
@@ -203,8 +217,11 @@ def _next_fire(
     return fire
 
 
-def schedule_errors(schedule: RecurringSchedule, *, check_fires: bool = True) -> dict[str, str]:
-    """Every problem with a schedule, by field; empty when it can be saved."""
+def schedule_errors(
+    schedule: RecurringSchedule, *, check_fires: bool = True, check_target: bool = True
+) -> dict[str, str]:
+    """Every problem with a schedule, by field; empty when it can be saved. A stored target
+    that later rules refuse does not keep the schedule from being edited or disabled."""
     errors: dict[str, str] = {}
     for field, check in (
         ("name", lambda: validate_slug(schedule.name)),
@@ -218,7 +235,7 @@ def schedule_errors(schedule: RecurringSchedule, *, check_fires: bool = True) ->
             errors[field] = (
                 "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
             )
-    errors.update(_target_errors(schedule))
+    errors.update(_target_errors(schedule, check_rules=check_target))
     errors.update(_time_errors(schedule))
     if check_fires and schedule.enabled and not errors and not _fires_at_all(schedule):
         errors["cron"] = (
@@ -228,10 +245,12 @@ def schedule_errors(schedule: RecurringSchedule, *, check_fires: bool = True) ->
     return errors
 
 
-def _target_errors(schedule: RecurringSchedule) -> dict[str, str]:
+def _target_errors(schedule: RecurringSchedule, *, check_rules: bool) -> dict[str, str]:
     if bool(schedule.task) == bool(schedule.queue):
         message = "Set exactly one target: task (a Celery task name) or queue (a queue name)."
         return {"task": message, "queue": message}
+    if not check_rules:
+        return {}
     # The same rules as a keyed job's callback: no internal task, no queue Celery or the
     # broker reads, no odd characters.
     field = "task" if schedule.task else "queue"
@@ -559,8 +578,8 @@ def _next_occurrence(schedule: RecurringSchedule, now: datetime) -> ScheduledOcc
 
 
 def schedules_repair(*, limit: int = 10_000) -> int:
-    """Give enabled schedules left without a pending occurrence (their last one failed, or
-    was cancelled by hand) the next one; returns how many were repaired."""
+    """Give enabled schedules left without a pending occurrence (one cancelled by hand, or
+    edits made around the ORM) the next one; returns how many were repaired."""
     has_pending = ScheduledOccurrence.objects.filter(
         schedule=OuterRef("pk"), status=Status.PENDING, manual=False
     )

@@ -203,8 +203,8 @@ def test_a_node_consumer_receives_the_json_from_rabbitmq_not_before_its_instant(
         assert (body["payload"], body["labels"]) == ({"match": {"id": 9}}, {"league": "north"})
         received = datetime.fromisoformat(line["received_at"].replace("Z", "+00:00"))
         late = received - datetime.fromisoformat(scheduled_for)
-        # Never early; on time within the test's polling sweep (every 0.2 s) and a margin.
-        assert timedelta(0) <= late < timedelta(seconds=2), late
+        # Never early; on time within the test's polling sweep (every 0.2 s) and a wide margin.
+        assert timedelta(0) <= late < timedelta(seconds=3), late
 
 
 @pytest.mark.slow

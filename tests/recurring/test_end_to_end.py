@@ -43,7 +43,7 @@ def test_an_every_second_schedule_publishes_one_message_per_second(
     lateness = [published(body) - fire for body, fire in zip(bodies, fire_times, strict=True)]
     assert min(lateness) >= timedelta(0), "published before its fire time"
     # Once beat and the worker are in their stride, each second goes out within its tick.
-    assert max(lateness[-3:]) < timedelta(seconds=2), lateness
+    assert max(lateness[-3:]) < timedelta(seconds=3), lateness
     delivered = schedule.occurrences.filter(status=ScheduledOccurrence.Status.DELIVERED)
     assert delivered.count() == len(bodies)
     assert schedule.occurrences.filter(status="pending").count() == 1

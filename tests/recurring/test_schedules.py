@@ -17,6 +17,7 @@ from scheduling.recurring import (
     occurrence_skip,
     recurring_settings,
     schedule_preview,
+    schedule_set_enabled,
     schedule_trigger,
 )
 from tests.conftest import CURRENT_TIME, queued_messages
@@ -369,6 +370,21 @@ def test_a_target_is_checked_as_a_keyed_job_callback_is(fields, field, message):
     assert message in " ".join(refused.value.message_dict[field])
 
 
+def test_a_stored_target_refused_by_later_rules_can_still_be_edited_and_disabled():
+    schedule = make_schedule(queue="reports")
+    RecurringSchedule.objects.filter(pk=schedule.pk).update(queue="celery")  # an older row
+    stored = RecurringSchedule.objects.get(pk=schedule.pk)
+
+    stored.payload_template = {"edited": True}
+    stored.save()
+    assert schedule_set_enabled(schedule=stored, enabled=False) is True
+
+    stored.queue = "amq.other"
+    with pytest.raises(ValidationError) as refused:
+        stored.save()
+    assert "reserved" in " ".join(refused.value.message_dict["queue"])
+
+
 def test_skipping_an_occurrence_materialises_the_one_after():
     schedule = make_schedule(cron="0 * * * *")
 
@@ -439,6 +455,7 @@ def test_repair_gives_a_schedule_whose_occurrence_failed_its_next_one():
         ("SCHEDULING_RECURRING_CATCH_UP_LIMIT", "100"),
         ("SCHEDULING_RECURRING_MISFIRE_GRACE", -1),
         ("SCHEDULING_RECURRING_MISFIRE_GRACE", True),
+        ("SCHEDULING_RECURRING_MISFIRE_GRACE", float("nan")),
     ],
 )
 def test_bad_recurring_settings_are_refused_by_name(settings, name, value):

@@ -95,6 +95,14 @@ def test_the_project_refuses_a_mail_folder_it_cannot_write(tmp_path):
     assert message in started.stderr
 
 
+@override_settings(EMAIL_BACKEND="tests.testapp.models.MisconfiguredEmailBackend")
+def test_a_backends_own_set_up_error_is_reported_as_it_is():
+    from purchases.apps import check_email_backend
+
+    with pytest.raises(ImproperlyConfigured, match=r"^ACME_API_KEY is missing$"):
+        check_email_backend()
+
+
 def test_production_refuses_a_missing_secret_key():
     started = start_django(DEBUG="0")
     assert started.returncode != 0

@@ -58,3 +58,12 @@ class ScheduledNotice(ScheduledEvent):
     def to_message(self, published_at: str) -> OutgoingMessage:
         body = {"id": self.event_id, "scheduled_for": iso_utc(self.due_at), "ping": self.ping_id}
         return OutgoingJson(queue=self.target_queue, body={**body, "published_at": published_at})
+
+
+class MisconfiguredEmailBackend:
+    """An email backend whose set-up fails as a provider's does without its API key."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured("ACME_API_KEY is missing")

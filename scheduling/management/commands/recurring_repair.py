@@ -7,8 +7,9 @@ from scheduling.recurring import schedules_repair
 
 class Command(BaseCommand):
     help = (
-        "Give enabled recurring schedules left without a next occurrence (it failed, or was "
-        "cancelled by hand) their next one. Safe to run at any time, e.g. every few minutes."
+        "Give enabled recurring schedules left without a next occurrence (it was cancelled by "
+        "hand, or the schedule was edited around the ORM) their next one. Safe to run at any "
+        "time, e.g. every few minutes."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

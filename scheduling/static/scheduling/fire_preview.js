@@ -6,6 +6,8 @@ document.addEventListener("DOMContentLoaded", () => {
   const form = box && box.closest("form");
   if (!form) return;
   const names = ["cron", "timezone", "starts_at_0", "starts_at_1", "ends_at_0", "ends_at_1"];
+  // The admin's Today/Now links, calendar and clock set a field without an input event.
+  const pickers = ".datetimeshortcuts, .calendarbox, .clockbox";
   let timer = null;
   let latest = 0;
 
@@ -17,12 +19,21 @@ document.addEventListener("DOMContentLoaded", () => {
     }
     const asked = ++latest;
     const response = await fetch(`${box.dataset.url}?${query}`, {credentials: "same-origin"});
-    if (response.ok && asked === latest) box.innerHTML = await response.text();
+    // A redirect means the session ended: the login page does not belong in the box.
+    if (!response.ok || response.redirected) return;
+    const html = await response.text();
+    if (asked === latest) box.innerHTML = html;
+  }
+
+  function soon() {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, 300);
   }
 
   form.addEventListener("input", (event) => {
-    if (!names.includes(event.target.name)) return;
-    clearTimeout(timer);
-    timer = setTimeout(refresh, 300);
+    if (names.includes(event.target.name)) soon();
+  });
+  document.addEventListener("click", (event) => {
+    if (event.target.closest(pickers)) soon();
   });
 });
