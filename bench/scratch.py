@@ -5,13 +5,9 @@ Django's test machinery creates it next to the configured database (its name pre
 """
 
 import os
-import time
 from collections.abc import Callable
-from typing import TypeVar
 
 import django
-
-T = TypeVar("T")
 
 
 def on_scratch_database(work: Callable[[], None]) -> None:
@@ -24,10 +20,3 @@ def on_scratch_database(work: Callable[[], None]) -> None:
         work()
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
-
-
-def timed(work: Callable[[], T]) -> tuple[float, T]:
-    """(seconds, result) of `work()`."""
-    started = time.perf_counter()
-    result = work()
-    return time.perf_counter() - started, result

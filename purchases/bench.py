@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from django.utils.text import slugify
 
-from bench.scratch import on_scratch_database, timed
+from bench.common import timed
+from bench.scratch import on_scratch_database
 
 if TYPE_CHECKING:
     from purchases.models import Artist, Release
@@ -53,18 +54,21 @@ def run(buyers: int, others: int) -> None:
     print(f"{total:,} pending pre-order emails, {buyers:,} of them for one album")
 
     new_date = release_date + timedelta(days=7)
-    seconds, moved = timed(lambda: release_move(release=album, release_date=new_date))
-    line("release_move (the service)", moved, seconds)
+    with timed() as elapsed:
+        moved = release_move(release=album, release_date=new_date)
+    line("release_move (the service)", moved, elapsed[0])
 
     by_artist = ScheduledPurchase.objects.filter(purchase__release__artist=artist)
-    seconds, moved = timed(lambda: by_artist.shift(timedelta(days=-7)))
-    line("shift by purchase__release__artist", moved, seconds)
+    with timed() as elapsed:
+        moved = by_artist.shift(timedelta(days=-7))
+    line("shift by purchase__release__artist", moved, elapsed[0])
 
     by_domain = ScheduledPurchase.objects.filter(
         purchase__customer__email__iendswith="@example.com"
     )
-    seconds, cancelled = timed(lambda: by_domain.cancel("fraud"))
-    line("cancel by purchase__customer__email__iendswith", cancelled, seconds)
+    with timed() as elapsed:
+        cancelled = by_domain.cancel("fraud")
+    line("cancel by purchase__customer__email__iendswith", cancelled, elapsed[0])
 
 
 def make_release(

@@ -160,14 +160,10 @@ class RecurringSchedule(models.Model):
             instance._loaded = {name: getattr(instance, name) for name in TIMELINE_FIELDS}
         return instance
 
-    def timeline_changed(self) -> bool:
+    def timeline_changed(self, names: Sequence[str] = TIMELINE_FIELDS) -> bool:
         # Unknown (not loaded from the database, or loaded partly) counts as changed.
         loaded = getattr(self, "_loaded", None)
-        return loaded is None or any(loaded[name] != getattr(self, name) for name in loaded)
-
-    def target_changed(self) -> bool:
-        loaded = getattr(self, "_loaded", None)
-        return loaded is None or (loaded["task"], loaded["queue"]) != (self.task, self.queue)
+        return loaded is None or any(loaded[name] != getattr(self, name) for name in names)
 
     def next_fire_after(self, after: datetime) -> datetime | None:
         """The schedule's first fire time after `after`, within starts_at and ends_at."""
@@ -177,7 +173,7 @@ class RecurringSchedule(models.Model):
         errors = schedule_errors(
             self,
             check_fires=self._state.adding or self.timeline_changed(),
-            check_target=self._state.adding or self.target_changed(),
+            check_target=self._state.adding or self.timeline_changed(("task", "queue")),
         )
         if errors:
             raise ValidationError(errors)

@@ -11,7 +11,8 @@ import argparse
 from datetime import timedelta
 from typing import Any
 
-from bench.scratch import on_scratch_database, timed
+from bench.common import timed
+from bench.scratch import on_scratch_database
 
 
 def main() -> None:
@@ -42,27 +43,23 @@ def run(trainings: int, moves: int, players: int) -> None:
     ]
 
     team = new_team("one call per training")
-    seconds, _ = timed(
-        lambda: [
-            training_create(team=team, start_at=s, end_at=e, invitations_enabled=True)
-            for s, e in times
-        ]
-    )
-    report("training_create x", trainings, team, seconds)
+    with timed() as elapsed:
+        for start_at, end_at in times:
+            training_create(team=team, start_at=start_at, end_at=end_at, invitations_enabled=True)
+    report("training_create x", trainings, team, elapsed[0])
 
     team = new_team("one call")
-    seconds, _ = timed(
-        lambda: training_create_many(team=team, times=times, invitations_enabled=True)
-    )
-    report("training_create_many,", trainings, team, seconds)
+    with timed() as elapsed:
+        training_create_many(team=team, times=times, invitations_enabled=True)
+    report("training_create_many,", trainings, team, elapsed[0])
 
     # A freshly bulk-loaded table has no planner statistics until autovacuum analyses it;
     # without them the moves' lookups by training can pick poor plans, so analyse as it would.
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     chosen = list(Training.objects.filter(team=team).order_by("pk")[:moves])
-    seconds, moved = timed(
-        lambda: sum(
+    with timed() as elapsed:
+        moved = sum(
             training_move(
                 training=t,
                 start_at=t.start_at + timedelta(hours=1),
@@ -70,7 +67,7 @@ def run(trainings: int, moves: int, players: int) -> None:
             )
             for t in chosen
         )
-    )
+    seconds = elapsed[0]
     print(
         f"training_move x {moves}: {moved} pending rows moved in {seconds:.1f}s "
         f"({1000 * seconds / max(moves, 1):.1f} ms per training)"

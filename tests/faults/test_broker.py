@@ -34,6 +34,22 @@ def downtime() -> float:
     return float(os.environ.get("FAULTS_BROKER_DOWNTIME", "30"))
 
 
+def stream_pings(cursor, seconds: float) -> None:
+    """Ten rows a second falling due over the next `seconds`."""
+    count = int(10 * seconds)
+    insert_pings(cursor, count, due=spread_due(seconds, count), name="stream")
+
+
+def broker_env(subprocess_env: dict[str, str], url: str, **extra: str) -> dict[str, str]:
+    return {
+        **subprocess_env,
+        "CELERY_BROKER_URL": url,
+        "SCHEDULING_SWEEP_INTERVAL": str(INTERVAL),
+        "SCHEDULING_PUBLISH_TIMEOUT": str(PUBLISH_TIMEOUT),
+        **extra,
+    }
+
+
 @pytest.mark.parametrize("outage", ["stopped", "frozen"])
 def test_a_broker_outage_fails_publishing_fast_loses_nothing_and_recovers_within_two_ticks(
     outage, subprocess_env, dedicated_redis, fault_report
@@ -43,15 +59,8 @@ def test_a_broker_outage_fails_publishing_fast_loses_nothing_and_recovers_within
     broker = dedicated_redis
     with connection.cursor() as cursor:
         insert_pings(cursor, scale() // 4)
-        streamed = int(10 * (downtime() + 5))
-        insert_pings(cursor, streamed, due=spread_due(downtime() + 5, streamed), name="stream")
-    env = {
-        **subprocess_env,
-        "CELERY_BROKER_URL": broker.url,
-        "SCHEDULING_SWEEP_INTERVAL": str(INTERVAL),
-        "SCHEDULING_PUBLISH_TIMEOUT": str(PUBLISH_TIMEOUT),
-        "SCHEDULING_BATCH_SIZE": str(BATCH),
-    }
+        stream_pings(cursor, downtime() + 5)
+    env = broker_env(subprocess_env, broker.url, SCHEDULING_BATCH_SIZE=str(BATCH))
     client = broker.client()
     tail = Tail(sweeper(env, "--loop"))
     try:
@@ -123,14 +132,8 @@ def test_a_broker_outage_under_beat_and_a_worker_loses_nothing_and_resumes_when_
     # a `-Q scheduling` worker runs them; the ticks themselves are lost while it is away.
     broker = dedicated_redis
     with connection.cursor() as cursor:
-        streamed = int(10 * (downtime() + 20))
-        insert_pings(cursor, streamed, due=spread_due(downtime() + 20, streamed), name="stream")
-    env = {
-        **subprocess_env,
-        "CELERY_BROKER_URL": broker.url,
-        "SCHEDULING_SWEEP_INTERVAL": str(INTERVAL),
-        "SCHEDULING_PUBLISH_TIMEOUT": str(PUBLISH_TIMEOUT),
-    }
+        stream_pings(cursor, downtime() + 20)
+    env = broker_env(subprocess_env, broker.url)
     client = broker.client()
     outage = downtime() + 1
     run = os.environ["TEST_REDIS_PAIR"]
