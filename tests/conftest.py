@@ -69,11 +69,13 @@ def manage(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     )
 
 
-def start_worker(env: dict[str, str], queues: str, log_name: str) -> subprocess.Popen[bytes]:
-    """A real Celery worker process (solo pool) consuming `queues`; its log goes to .run/."""
+def start_worker(env: dict[str, str], queues: str | None, log_name: str) -> subprocess.Popen[bytes]:
+    """A real Celery worker process (solo pool) consuming `queues` (None: no -Q, as a plain
+    `celery -A project worker`); its log goes to .run/."""
     log_path = ROOT / ".run" / f"{log_name}.log"
     log_path.parent.mkdir(exist_ok=True)
-    command = [sys.executable, "-m", "celery", "-A", "project", "worker", "-Q", queues]
+    command = [sys.executable, "-m", "celery", "-A", "project", "worker"]
+    command += ["-Q", queues] if queues else []
     command += ["-P", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat"]
     with open(log_path, "w") as log:
         return subprocess.Popen([*command, "-l", "info"], env=env, cwd=ROOT, stdout=log, stderr=log)

@@ -1,8 +1,10 @@
 import json
 from datetime import timedelta
+from functools import partial
 from io import StringIO
 
 import pytest
+from celery import current_app
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.utils import timezone
@@ -65,6 +67,18 @@ def test_healthz_answers_503_naming_what_is_down(client):
     assert response.status_code == 503
     assert response.json()["redis"].startswith("down")
     assert response.json()["database"] == "ok"
+
+
+def test_healthz_answers_503_when_the_broker_is_down(client, monkeypatch):
+    # A broker address nobody listens on: the connection is refused at once.
+    unreachable = partial(current_app.connection_for_write, "redis://127.0.0.1:1/0")
+    monkeypatch.setattr(current_app, "connection_for_write", unreachable)
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json()["broker"].startswith("down")
+    assert response.json()["redis"] == "ok"
 
 
 def test_every_scheduled_model_gets_a_beat_entry_per_slot():

@@ -1,9 +1,12 @@
 """A stock Celery worker (a real subprocess) consumes what the sweep publishes."""
 
+import os
+
 import pytest
+from celery import current_app
 
 from scheduling.dispatch import sweep
-from tests.conftest import wait_for
+from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import make_due_pings
 from tests.testapp.models import PingEffect, ScheduledPing
 
@@ -42,3 +45,18 @@ def _worker_saw(process, count: int) -> bool:
 
     log = (ROOT / ".run" / "test-worker.log").read_text()
     return log.count("succeeded in") >= count
+
+
+def test_a_plain_worker_consumes_every_project_queue(subprocess_env, broker):
+    # No -Q: the sweep task on the scheduling queue and the events on the domain's queue.
+    pks = make_due_pings(10)
+    worker = start_worker(subprocess_env, None, f"plain-worker-{os.environ['TEST_REDIS_PAIR']}")
+    try:
+        current_app.send_task(
+            "scheduling.sweep", args=["testapp.ScheduledPing"], queue="scheduling"
+        )
+        wait_for(lambda: PingEffect.objects.count() >= len(pks), timeout=60)
+    finally:
+        stop_process(worker)
+
+    assert ScheduledPing.objects.filter(pk__in=pks, handled_at__isnull=False).count() == 10
