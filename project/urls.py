@@ -2,7 +2,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from scheduling.views import healthz
+from scheduling.views import bad_request_naming_the_body, healthz
+
+handler400 = bad_request_naming_the_body
 
 urlpatterns = [
     path("admin/", admin.site.urls),

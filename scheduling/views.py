@@ -1,9 +1,11 @@
 from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import RequestDataTooBig
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
+from django.views.defaults import bad_request
 
 from scheduling.conf import scheduling_settings
 
@@ -42,3 +44,15 @@ def healthz(request: HttpRequest) -> JsonResponse:
             report[name] = f"down: {type(exc).__name__}"
             failed = True
     return JsonResponse(report, status=503 if failed else 200)
+
+
+def bad_request_naming_the_body(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: a body over Django's upload limit is refused before any view parses it;
+    the API answers JSON that says which limit, as its other refusals do."""
+    if request.path.startswith("/api/") and isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        detail = (
+            f"body: the request body is larger than {limit} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)."
+        )
+        return JsonResponse({"detail": detail}, status=400)
+    return bad_request(request, exception)

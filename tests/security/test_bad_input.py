@@ -222,7 +222,9 @@ def test_too_many_job_instants_or_labels_are_a_400_naming_them(api, world):
 
 def test_a_body_over_the_upload_limit_is_refused_without_a_server_error(api, world):
     body = {"schedules": [], "callback": QUEUE, "payload": {"text": "x" * 3_000_000}}
-    assert api.put("/api/jobs/huge/", body, format="json").status_code == 400
+    response = api.put("/api/jobs/huge/", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("body: the request body is larger than")
 
 
 BULK_URLS = [
