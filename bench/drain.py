@@ -19,9 +19,9 @@ from django.db import connections, transaction
 
 from bench.common import broker, record, sql, timed, vacuum
 from purchases.models import ScheduledPurchase
-from scheduling.base import Status, iso_utc
-from scheduling.broker import OutgoingTask
-from scheduling.dispatch import claim_due, database_now, mark_delivered, sweep
+from scheduling.models import Status, iso_utc
+from scheduling.publishing import OutgoingTask
+from scheduling.sweep import claim_due, database_now, mark_delivered, sweep
 
 BATCH = 1000
 SAMPLE = 200

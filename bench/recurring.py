@@ -30,7 +30,7 @@ def make_schedules(count: int, *, task: bool) -> datetime:
     """`count` every-minute schedules, each with its occurrence due at the start of the
     current minute (SQL, fast); returns that minute."""
     from bench.common import sql, vacuum
-    from scheduling.dispatch import database_now
+    from scheduling.sweep import database_now
 
     minute = database_now().replace(second=0, microsecond=0)
 
@@ -56,8 +56,8 @@ def make_schedules(count: int, *, task: bool) -> datetime:
 
 def run(count: int, *, task: bool) -> None:
     from bench.common import broker, timed
-    from scheduling.dispatch import sweep
-    from scheduling.recurring import ScheduledOccurrence, task_queue
+    from scheduling.recurring.models import ScheduledOccurrence, task_queue
+    from scheduling.sweep import sweep
 
     queue = task_queue(TASK) if task else QUEUE
     minute = make_schedules(count, task=task)

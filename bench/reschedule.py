@@ -21,8 +21,8 @@ from datetime import timedelta
 from django.db import connection, transaction
 
 from bench.common import broker, record, sql, vacuum
-from scheduling.base import ScheduledEventQuerySet
-from scheduling.dispatch import sweep
+from scheduling.models import ScheduledEventQuerySet
+from scheduling.sweep import sweep
 from trainings.models import ScheduledTrainingNotification, Team
 
 MODEL = ScheduledTrainingNotification

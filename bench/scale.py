@@ -8,9 +8,9 @@ import statistics
 import time
 
 from bench.common import broker, make_notification_rows, record, sql, vacuum
-from scheduling.broker import shared_publisher
 from scheduling.conf import scheduling_settings
-from scheduling.dispatch import sweep, sweep_batch
+from scheduling.publishing import shared_publisher
+from scheduling.sweep import sweep, sweep_batch
 from trainings.models import ScheduledTrainingNotification
 
 MODEL = ScheduledTrainingNotification

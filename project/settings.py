@@ -66,6 +66,9 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "scheduling",
+    "scheduling.recurring",
+    "scheduling.jobs",
+    "project",
     "purchases",
     "trainings",
 ]
@@ -235,7 +238,7 @@ SPECTACULAR_SETTINGS = {
     # The schema and its docs page list every endpoint and filter: for signed-in users only.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
-    "ENUM_NAME_OVERRIDES": {"ScheduledEventStatusEnum": "scheduling.base.Status"},
+    "ENUM_NAME_OVERRIDES": {"ScheduledEventStatusEnum": "scheduling.models.Status"},
 }
 
 # --- Misc ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
 from purchases.services import purchase_refund, release_move, track_move
-from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
+from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
 
 
 @admin.register(Account)

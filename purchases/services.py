@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from purchases.models import Customer, Purchase, Release, ScheduledPurchase, Track
-from scheduling.base import require_aware, storable_utc
+from scheduling.models import require_aware, storable_utc
 
 DOWNLOAD_SALT = "purchases.download"
 

@@ -1,7 +1,16 @@
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
 
 
 class SchedulingConfig(AppConfig):
     name = "scheduling"
     verbose_name = "Scheduling"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from scheduling import celery, checks  # noqa: F401  (checks register themselves)
+
+        celery.connect()
+        if apps.is_installed("django.contrib.admin"):
+            from scheduling.admin.defaults import register_scheduled_models
+
+            register_scheduled_models()

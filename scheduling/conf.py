@@ -1,11 +1,19 @@
-"""The framework's settings: SCHEDULING_* names read through one typed object."""
+"""The framework's settings: every SCHEDULING_* name, read through one typed object.
+
+Each has a default that works, so a host sets only what it wants to change; a bad value is
+refused with ImproperlyConfigured naming the setting and the accepted form.
+"""
 
 import math
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
+RATE_FORM = "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day"
 
 
 @dataclass(frozen=True)
@@ -19,8 +27,11 @@ class SchedulingSettings:
     sweeper_slots: int = 1  # parallel sweepers per model, each with its own lock
     sweep_hold: float = 0.0  # seconds a beat-driven sweep stays on to deliver rows as they fall due
     queue: str = "scheduling"  # the queue sweep tasks run on
+    bulk_throttle_rate: str = "60/min"  # bulk reschedule/cancel requests per user (REST)
     job_max_instants: int = 1000  # instants one keyed job may hold
     job_max_payload_bytes: int = 64 * 1024  # a keyed job's payload, as compact JSON
+    recurring_catch_up_limit: int = 100  # fire_all: missed fire times published per catch-up
+    recurring_misfire_grace: float = 10.0  # seconds late before a fire time counts as missed
 
 
 def scheduling_settings() -> SchedulingSettings:
@@ -33,12 +44,21 @@ def scheduling_settings() -> SchedulingSettings:
 
 
 def _checked(name: str, value: object, kind: object) -> object:
-    if kind in (int, "int") and (not isinstance(value, int) or value < 1):
+    if kind in (int, "int") and (
+        not isinstance(value, int) or isinstance(value, bool) or value < 1
+    ):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected an integer >= 1.")
     if kind in (float, "float") and (
-        not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value < 0
     ):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected seconds >= 0.")
+    if name.endswith("_RATE"):
+        if not isinstance(value, str) or not RATE.fullmatch(value.strip()):
+            raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected {RATE_FORM}.")
+        return value.strip()
     if kind in (str, "str") and (not isinstance(value, str) or not value):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a non-empty name.")
     return value

@@ -7,7 +7,7 @@ from typing import Any, TypeVar, overload
 from django.db import transaction
 from django.db.models.functions import Now
 
-from scheduling.base import ScheduledEvent
+from scheduling.models import ScheduledEvent
 from scheduling.registry import get_scheduled_model
 
 E = TypeVar("E", bound=ScheduledEvent)

@@ -12,7 +12,9 @@ import time
 import uuid
 from typing import Protocol
 
-from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+from redis import Redis
 from redis.exceptions import LockError, RedisError
 
 log = logging.getLogger(__name__)
@@ -31,13 +33,10 @@ class SweepLock(Protocol):
 class RedisSweepLock:
     """redis-py's Lock: a random token per holder, SET NX PX, Lua compare-and-pexpire/delete."""
 
-    def __init__(self, name: str, ttl: float) -> None:
-        from django_redis import get_redis_connection
-
+    def __init__(self, name: str, ttl: float, client: Redis) -> None:
         self.name = name
         self.ttl = ttl
         self.degraded = False
-        client = get_redis_connection("default")
         self._lock = client.lock(name, timeout=ttl, blocking=False, thread_local=False)
 
     def acquire(self) -> bool:
@@ -99,6 +98,22 @@ class LocalSweepLock:
 
 
 def sweep_lock(name: str, ttl: float) -> SweepLock:
-    if "django_redis" in settings.CACHES["default"]["BACKEND"]:
-        return RedisSweepLock(name, ttl)
+    client = redis_client_for_locks()
+    if client is not None:
+        return RedisSweepLock(name, ttl, client)
     return LocalSweepLock(name, ttl)
+
+
+def redis_client_for_locks() -> Redis | None:
+    """The default cache's Redis client (django-redis, or Django's own RedisCache); None when
+    the default cache is not Redis (the embedded mode: an in-process lock)."""
+    backend = caches["default"]
+    if isinstance(backend, DjangoRedisCache):
+        client: Redis = backend._cache.get_client(write=True)  # type: ignore[attr-defined]
+        return client
+    if type(backend).__module__.startswith("django_redis"):
+        from django_redis import get_redis_connection
+
+        connection: Redis = get_redis_connection("default")
+        return connection
+    return None

@@ -1,7 +1,8 @@
-"""Migration operations for scheduled tables."""
+"""Migration operations for scheduled tables, and for the tables of the optional apps."""
 
 from typing import Any
 
+from django.db.migrations.operations import CreateModel, RunPython
 from django.db.migrations.operations.base import Operation
 
 # A scheduled table churns like a queue: every delivery turns a pending row into a dead tuple
@@ -51,3 +52,40 @@ class TuneScheduledTable(Operation):
 
     def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
         return (self.__class__.__qualname__, [self.table], {})
+
+
+class AdoptOrCreateModel(CreateModel):
+    """CreateModel for a table an earlier layout may already have created under another app.
+
+    Recurring schedules and keyed jobs were models of the `scheduling` app before they became
+    apps of their own, with the same tables. On such a database the table (with its rows,
+    indexes and constraints) is adopted as it is; on a new one it is created.
+    """
+
+    def database_forwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        model = to_state.apps.get_model(app_label, self.name)
+        if model._meta.db_table in schema_editor.connection.introspection.table_names():
+            return
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+
+def move_content_types(models: list[str], *, old_label: str, new_label: str) -> RunPython:
+    """Give the old app's content types to the new app, so permissions granted on the models
+    (and admin log entries) follow them instead of being left on stale rows."""
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        connection = schema_editor.connection
+        if "django_content_type" not in connection.introspection.table_names():
+            return
+        names = ", ".join(["%s"] * len(models))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE django_content_type SET app_label = %s WHERE app_label = %s"
+                f" AND model IN ({names}) AND model NOT IN"
+                " (SELECT model FROM django_content_type WHERE app_label = %s)",
+                [new_label, old_label, *models, new_label],
+            )
+
+    return RunPython(forwards, RunPython.noop)

@@ -4,8 +4,8 @@ from typing import Any
 
 from django.apps import apps
 
-from scheduling.base import ScheduledEvent
 from scheduling.conf import scheduling_settings
+from scheduling.models import ScheduledEvent
 
 
 def scheduled_models() -> list[type[ScheduledEvent]]:

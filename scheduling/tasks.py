@@ -4,8 +4,8 @@ from typing import Any
 from celery import Task, shared_task
 
 from scheduling.conf import scheduling_settings
-from scheduling.dispatch import sweep
 from scheduling.registry import get_scheduled_model
+from scheduling.sweep import sweep
 
 
 class EventHandlerTask(Task):

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 from django.views.defaults import bad_request
 
 from scheduling.conf import scheduling_settings
+from scheduling.locks import redis_client_for_locks
 
 
 def _check_database() -> str:
@@ -17,7 +18,7 @@ def _check_database() -> str:
 
 
 def _check_cache() -> str:
-    if "django_redis" not in settings.CACHES["default"]["BACKEND"]:
+    if redis_client_for_locks() is None:
         return "not used (embedded mode)"
     cache.get("healthz")
     return "ok"

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
+from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
 from trainings.models import (
     Invitation,
     Player,

@@ -22,7 +22,7 @@ from django.db.models.functions import Now
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
-from scheduling.base import ScheduledEventQuerySet, Status, require_aware, storable_utc
+from scheduling.models import ScheduledEventQuerySet, Status, require_aware, storable_utc
 from trainings import ladder
 from trainings.kinds import PHASE_OF_KIND, InvitationStatus, NotificationKind, Phase
 from trainings.models import (

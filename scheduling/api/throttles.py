@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
+
+from scheduling.conf import scheduling_settings
 
 
 class BulkRateThrottle(UserRateThrottle):
@@ -14,5 +15,4 @@ class BulkRateThrottle(UserRateThrottle):
     def get_rate(self) -> str:
         # Read per request (not once at import, as DRF's class attribute is), so a changed
         # setting takes effect without a restart of the class.
-        rate: str = settings.SCHEDULING_BULK_THROTTLE_RATE
-        return rate
+        return scheduling_settings().bulk_throttle_rate

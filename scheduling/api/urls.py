@@ -1,7 +1,7 @@
 from rest_framework.routers import DefaultRouter
 
-from scheduling.api.jobs import JobViewSet
-from scheduling.api.schedules import ScheduleViewSet
+from scheduling.jobs.api import JobViewSet
+from scheduling.recurring.api import ScheduleViewSet
 
 router = DefaultRouter()
 router.register("jobs", JobViewSet, basename="job")

@@ -29,7 +29,7 @@ from scheduling.api.serializers import (
     BulkRescheduleSerializer,
 )
 from scheduling.api.throttles import BulkRateThrottle
-from scheduling.base import ScheduledEvent
+from scheduling.models import ScheduledEvent
 
 
 class ModelViewPermission(permissions.DjangoModelPermissions):

@@ -4,7 +4,8 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.messages import get_messages
 
-from scheduling.jobs import Job, ScheduledJobRun, job_put
+from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.services import job_put
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from rest_framework.test import APIClient
 
-from scheduling.jobs import Job, ScheduledJobRun
+from scheduling.jobs.models import Job, ScheduledJobRun
 from tests.jobs.conftest import JOBS, client_for, put_job, user_with
 
 pytestmark = pytest.mark.django_db
@@ -520,7 +520,7 @@ def test_a_job_answers_its_pending_runs_and_its_50_latest_others(api):
 
 
 def test_the_list_limit_is_capped(api, three_jobs, monkeypatch):
-    from scheduling.api.jobs import JobViewSet
+    from scheduling.jobs.api import JobViewSet
 
     monkeypatch.setattr(JobViewSet.pagination_class, "max_limit", 2)
 

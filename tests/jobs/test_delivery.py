@@ -13,10 +13,10 @@ from celery import Celery
 from django.conf import settings
 from django.utils import timezone
 
-from scheduling.base import iso_utc
-from scheduling.broker import KombuPublisher
-from scheduling.dispatch import sweep
-from scheduling.jobs import Job, ScheduledJobRun
+from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.models import iso_utc
+from scheduling.publishing import KombuPublisher
+from scheduling.sweep import sweep
 from tests.conftest import queued_messages, wait_for
 from tests.jobs.conftest import JOBS, put_job
 from tests.scheduling.test_rabbitmq import AMQP_URL, amqp_app

@@ -3,11 +3,10 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from scheduling.jobs import (
-    Job,
+from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.services import (
     JobError,
     JobFilter,
-    ScheduledJobRun,
     job_cancel_many,
     job_delete,
     job_patch,

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create, purchase_refund
 from purchases.tasks import send_fulfillment_email
-from scheduling.base import iso_utc
-from scheduling.dispatch import sweep
+from scheduling.models import iso_utc
+from scheduling.sweep import sweep
 from tests.conftest import queued_messages
 from tests.purchases.factories import CustomerFactory, ReleaseFactory, TrackFactory
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import time_machine
 
-from scheduling.dispatch import SweepResult, sweep
-from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.sweep import SweepResult, sweep
 from tests.conftest import CURRENT_TIME
 
 NAMES = itertools.count()

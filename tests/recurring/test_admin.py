@@ -7,7 +7,7 @@ import pytest
 import time_machine
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 
-from scheduling.recurring import RecurringSchedule
+from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import CURRENT_TIME
 from tests.recurring.conftest import make_schedule, pending, sweep_at
 

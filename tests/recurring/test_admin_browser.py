@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import sync_playwright
 
-from scheduling.recurring import RecurringSchedule
+from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import admin_browser_page
 
 

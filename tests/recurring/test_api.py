@@ -7,7 +7,7 @@ import time_machine
 from django.contrib.auth.models import Permission, User
 from rest_framework.test import APIClient
 
-from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from tests.conftest import CURRENT_TIME
 from tests.recurring.conftest import json_bodies, make_schedule, pending, sweep_at
 

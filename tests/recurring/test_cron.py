@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from scheduling.cron import CronError, fire_times, next_fire, to_utc, validate
+from scheduling.recurring.cron import CronError, fire_times, next_fire, to_utc, validate
 
 JAN_1 = datetime(2026, 1, 1, tzinfo=UTC)
 

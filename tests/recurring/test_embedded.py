@@ -10,13 +10,13 @@ from tests.scheduling.test_embedded import run
 pytestmark = pytest.mark.slow
 
 CREATE = """
-from scheduling.recurring import RecurringSchedule
+from scheduling.recurring.models import RecurringSchedule
 RecurringSchedule.objects.create(
     name="embedded", cron="* * * * * ?", queue="ticks", payload_template={"d": "${todaysDate}"}
 )
 """
 STATE = """
-from scheduling.recurring import ScheduledOccurrence as O
+from scheduling.recurring.models import ScheduledOccurrence as O
 rows = O.objects.filter(schedule__name="embedded")
 print(rows.filter(status="delivered").count(), rows.filter(status="pending").count())
 """

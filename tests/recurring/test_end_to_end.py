@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from scheduling.recurring import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from tests.conftest import start_beat, start_worker, stop_process, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

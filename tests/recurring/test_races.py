@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 
-from scheduling.broker import OutgoingMessage, PreparedMessage, make_publisher
-from scheduling.dispatch import sweep
-from scheduling.recurring import RecurringSchedule, ScheduledOccurrence, occurrence_skip
+from scheduling.publishing import OutgoingMessage, PreparedMessage, make_publisher
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, occurrence_skip
+from scheduling.sweep import sweep
 from tests.conftest import wait_for
 from tests.recurring.conftest import json_bodies, pending
 

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.test import override_settings
 
-from scheduling.recurring import (
+from scheduling.recurring.models import (
     RecurringSchedule,
     ScheduledOccurrence,
     occurrence_skip,

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from scheduling.payload_templates import TemplateError, render, validate_template
+from scheduling.recurring.templates import TemplateError, render, validate_template
 
 # 14:34:56 in Paris on the day clocks go forward (midnight was still winter time).
 FIRE = datetime(2026, 3, 29, 12, 34, 56, tzinfo=UTC)

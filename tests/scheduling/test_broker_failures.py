@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from celery import current_app
 
-from scheduling.broker import RedisBatchPublisher
-from scheduling.dispatch import sweep
 from scheduling.models import ScheduledEvent
+from scheduling.publishing import RedisBatchPublisher
+from scheduling.sweep import sweep
 from tests.conftest import queued_task_ids
 from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing

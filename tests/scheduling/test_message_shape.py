@@ -4,7 +4,7 @@
 import pytest
 from celery import current_app
 
-from scheduling.broker import OutgoingTask, TaskMessageShape, dumps, task_message
+from scheduling.publishing import OutgoingTask, TaskMessageShape, dumps, task_message
 
 ORIGIN = "scheduling@test-host"
 

@@ -184,7 +184,7 @@ def test_each_concrete_model_gets_the_partial_pending_due_index():
 
 
 def test_a_shift_that_would_carry_a_row_out_of_range_is_refused_whole():
-    from scheduling.base import STORABLE_FROM
+    from scheduling.models import STORABLE_FROM
 
     edge = ScheduledPingFactory(due_at=STORABLE_FROM + timedelta(days=1))
     other = ScheduledPingFactory(due_at=FUTURE)

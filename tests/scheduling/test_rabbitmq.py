@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from scheduling.broker import KombuPublisher, make_publisher
-from scheduling.dispatch import sweep
+from scheduling.publishing import KombuPublisher, make_publisher
+from scheduling.sweep import sweep
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import make_due_pings
 from tests.testapp.models import PingEffect, ScheduledPing

@@ -7,8 +7,8 @@ from django.core import signing
 
 from purchases.models import Account, Artist, Customer, Release, ScheduledPurchase
 from purchases.services import DOWNLOAD_SALT, purchase_create
-from scheduling.jobs import job_put
-from scheduling.recurring import RecurringSchedule
+from scheduling.jobs.services import job_put
+from scheduling.recurring.models import RecurringSchedule
 from trainings.models import Invitation, Player, ScheduledTrainingNotification, Team
 from trainings.services import training_create
 

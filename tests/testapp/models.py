@@ -5,9 +5,8 @@ from typing import Any
 
 from django.db import models
 
-from scheduling.base import iso_utc
-from scheduling.broker import OutgoingJson, OutgoingMessage
-from scheduling.models import ScheduledEvent
+from scheduling.models import ScheduledEvent, iso_utc
+from scheduling.publishing import OutgoingJson, OutgoingMessage
 
 
 class Ping(models.Model):

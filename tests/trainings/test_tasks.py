@@ -9,8 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from django.test import override_settings
 
-from scheduling.dispatch import sweep
 from scheduling.models import ScheduledEvent
+from scheduling.sweep import sweep
 from scheduling.tasks import EventHandlerTask
 from tests.conftest import queued_messages
 from trainings.kinds import InvitationStatus, NotificationKind, Phase

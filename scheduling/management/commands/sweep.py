@@ -6,10 +6,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection
 
-from scheduling.base import ScheduledEvent
 from scheduling.conf import scheduling_settings
-from scheduling.dispatch import SweepResult, sweep
+from scheduling.models import ScheduledEvent
 from scheduling.registry import get_scheduled_model, scheduled_models
+from scheduling.sweep import SweepResult, sweep
 
 log = logging.getLogger(__name__)
 

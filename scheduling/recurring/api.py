@@ -22,9 +22,9 @@ from scheduling.api.serializers import (
     StrictDateTimeField,
 )
 from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
-from scheduling.base import Status, iso_utc
-from scheduling.cron import time_zone
-from scheduling.recurring import (
+from scheduling.models import Status, iso_utc
+from scheduling.recurring.cron import time_zone
+from scheduling.recurring.models import (
     RecurringSchedule,
     ScheduledOccurrence,
     schedule_errors,

@@ -17,10 +17,10 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import escape, format_html, format_html_join
 
-from scheduling.admin import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
-from scheduling.base import Status
-from scheduling.cron import CronError, time_zone
-from scheduling.recurring import (
+from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
+from scheduling.models import Status
+from scheduling.recurring.cron import CronError, time_zone
+from scheduling.recurring.models import (
     RecurringSchedule,
     ScheduledOccurrence,
     occurrence_ensure,

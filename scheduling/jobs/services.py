@@ -1,10 +1,4 @@
-"""Keyed jobs: services outside this codebase schedule callbacks by key, over HTTP.
-
-A Job holds what to send (callback, payload, labels); its ScheduledJobRun rows hold when. The
-sweep reads the job while it publishes a run, so a change of payload reaches every pending run.
-
-Every write is a service below, one transaction each; the API and the admin call them.
-"""
+"""Keyed jobs' checks, selection and services: every write is one transaction."""
 
 from __future__ import annotations
 
@@ -20,21 +14,17 @@ from operator import or_
 from typing import Any
 
 import orjson
-from celery import current_app
-from django.contrib.postgres.indexes import GinIndex
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
-from scheduling.base import (
-    ScheduledEvent,
-    ScheduledEventQuerySet,
-    Status,
-    iso_utc,
-    require_aware,
-)
-from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask, dumps
 from scheduling.conf import scheduling_settings
+from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jsonvalues import json_depth, json_has_nul
+from scheduling.messages import dumps
+from scheduling.models import ScheduledEventQuerySet, Status, iso_utc, require_aware
+from scheduling.targets import TargetError, check_callback
+
+JobError = TargetError  # the API and the admin catch one error type for every field
 
 MAX_LABELS = 64
 MAX_LABEL_VALUE = 255
@@ -43,135 +33,12 @@ MAX_LABEL_VALUE = 255
 MAX_JSON_DEPTH = 32
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
-QUEUE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
-TASK_PATTERN = re.compile(r"(?=.{1,200}$)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,62}")
 # The bulk actions' URLs: /api/jobs/cancel/ answers POST only, so no job can have these keys.
 RESERVED_KEYS = frozenset({"cancel", "reschedule"})
-# Prefixes no queue of either callback type may take: the framework's own Redis keys
-# ("scheduling:"), kombu's next to the queues in the broker database ("_kombu", "unacked"),
-# where a list pushed onto one would fail the sweep's whole batch, and "amq.", which RabbitMQ
-# refuses to declare.
-RESERVED_QUEUE_PREFIXES = ("scheduling:", "_kombu", "unacked", "amq.")
-# Celery's control and event queues start "celery": only Celery's own queues may.
-CELERY_PREFIX = "celery"
 
 KEY_FORM = "1 to 200 letters, digits and . _ : @ - (starting with a letter or digit)"
-QUEUE_FORM = "1 to 200 letters, digits and . _ : - (starting with a letter or digit)"
-TASK_FORM = "a dotted Celery task name, e.g. billing.tasks.charge"
 LABEL_FORM = "1 to 63 letters, digits and . _ / - (starting with a letter or digit)"
-RESERVED_FORM = (
-    f"names starting with {', '.join(RESERVED_QUEUE_PREFIXES)} are reserved, and names "
-    f"starting with {CELERY_PREFIX} but for a task's own Celery queue"
-)
-
-
-class JobError(ValueError):
-    """A value a caller sent is not acceptable; `field` names it, the message the accepted form."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-class CallbackType(models.TextChoices):
-    QUEUE = "queue", "Plain JSON on a named queue"
-    TASK = "task", "Celery task"
-
-
-class JsonContainmentIndex(GinIndex):
-    """A GIN index (jsonb_path_ops) serving `column @> '{...}'`; a plain index elsewhere.
-
-    The embedded mode runs on SQLite, which has no GIN; a plain index there keeps one
-    migration for both back ends.
-    """
-
-    def __init__(self, *, fields: Sequence[str], name: str) -> None:
-        super().__init__(fields=fields, name=name, opclasses=["jsonb_path_ops"])
-
-    def deconstruct(self) -> Any:
-        path, args, kwargs = super().deconstruct()
-        kwargs.pop("opclasses", None)
-        return path, args, kwargs
-
-    def create_sql(self, model: Any, schema_editor: Any, using: str = "", **kwargs: Any) -> Any:
-        if schema_editor.connection.vendor == "postgresql":
-            return super().create_sql(model, schema_editor, using=using, **kwargs)
-        plain = models.Index(fields=list(self.fields), name=self.name)
-        return plain.create_sql(model, schema_editor, **kwargs)
-
-
-class Job(models.Model):
-    key = models.CharField(max_length=200, unique=True)
-    callback = models.JSONField(help_text='{"type": "queue", "queue": …} or {"type": "task", …}')
-    payload = models.JSONField(default=dict, blank=True)
-    labels = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        db_table = "scheduling_job"
-        ordering = ("key",)
-        indexes = [
-            # GET /api/jobs/?label.<name>=<value>: labels @> '{"<name>": "<value>"}'.
-            JsonContainmentIndex(fields=["labels"], name="scheduling_job_labels_gin"),
-            # GET /api/jobs/?payload.<path>=<value>: payload @> '{"<a>": {"<b>": <value>}}'.
-            JsonContainmentIndex(fields=["payload"], name="scheduling_job_payload_gin"),
-        ]
-
-    def __str__(self) -> str:
-        return self.key
-
-
-class ScheduledJobRun(ScheduledEvent):
-    """One instant of a job. Queue callbacks get plain JSON; task callbacks a Celery message."""
-
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="runs")
-
-    event_type = "scheduling.job"
-    related_for_event = ("job",)
-
-    class Meta(ScheduledEvent.Meta):
-        db_table = "scheduled_job_run"
-        indexes = [
-            # GET /api/jobs/?status=…: job_id IN (SELECT job_id … WHERE status IN (…)), and a
-            # job's pending runs, which PUT, PATCH and DELETE lock.
-            models.Index(fields=["job", "status"], name="scheduled_job_run_job_status"),
-        ]
-
-    @property
-    def message_id(self) -> str:
-        """The id a consumer sees: stable across republishing, new with every reschedule."""
-        if self.job.callback.get("type") == CallbackType.QUEUE:
-            return f"{self.job.key}:{self.pk}:v{self.version}"
-        return self.event_id
-
-    def event_data(self) -> dict[str, Any]:
-        return {"key": self.job.key, "payload": self.job.payload, "labels": self.job.labels}
-
-    def queue_body(self, published_at: str) -> dict[str, Any]:
-        return {
-            "id": self.message_id,
-            "key": self.job.key,
-            "scheduled_for": iso_utc(self.due_at),
-            "published_at": published_at,
-            "payload": self.job.payload,
-            "labels": self.job.labels,
-        }
-
-    def to_message(self, published_at: str) -> OutgoingMessage:
-        callback = self.job.callback
-        if callback.get("type") == CallbackType.QUEUE:
-            return OutgoingJson(queue=callback["queue"], body=self.queue_body(published_at))
-        if callback.get("type") == CallbackType.TASK:
-            return OutgoingTask(
-                task_name=callback["task"],
-                queue=callback["queue"],
-                task_id=self.event_id,
-                kwargs={"event": self.to_event(published_at)},
-            )
-        raise ValueError(f"job {self.job.key!r} has an unknown callback {callback!r}")
 
 
 # --- limits and checks -------------------------------------------------------------------
@@ -244,74 +111,9 @@ def check_label_name(name: str, field: str) -> str:
     return name
 
 
-def check_callback(callback: object) -> dict[str, str]:
-    """The callback in its stored form: a task's queue is resolved by Celery's routes."""
-    forms = '{"type": "queue", "queue": "<name>"} or {"type": "task", "task": "<name>"}'
-    if not isinstance(callback, dict) or callback.get("type") not in CallbackType.values:
-        raise JobError("callback", f"Enter {forms}; unknown callback {_short(callback)}.")
-    if callback["type"] == CallbackType.QUEUE:
-        _only_keys(callback, {"type", "queue"})
-        return {"type": CallbackType.QUEUE, "queue": check_json_queue(callback.get("queue"))}
-    _only_keys(callback, {"type", "task", "queue"})
-    task = callback.get("task")
-    if not isinstance(task, str) or not TASK_PATTERN.fullmatch(task):
-        raise JobError("callback", f"task: enter {TASK_FORM}; got {_short(task)}.")
-    if task.startswith(("celery.", "scheduling.")):
-        raise JobError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
-    queue = check_queue_name(callback.get("queue") or task_route(task))
-    if queue.startswith(CELERY_PREFIX) and queue not in celery_queues():
-        raise JobError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
-    return {"type": CallbackType.TASK, "task": task, "queue": queue}
-
-
-def check_json_queue(queue: object) -> str:
-    """A queue for plain JSON must not be one that Celery workers or kombu read."""
-    name = check_queue_name(queue)
-    if name.startswith(CELERY_PREFIX):
-        raise JobError("callback", f"queue: {RESERVED_FORM}; got {name!r}.")
-    if name in celery_queues():
-        raise JobError(
-            "callback", f"queue: {name!r} carries Celery task messages; choose another name."
-        )
-    return name
-
-
-def check_queue_name(queue: object) -> str:
-    """A well-formed name that is none of the broker's or the framework's own keys."""
-    if not isinstance(queue, str) or not QUEUE_PATTERN.fullmatch(queue):
-        raise JobError("callback", f"queue: enter {QUEUE_FORM}; got {_short(queue)}.")
-    if queue.startswith(RESERVED_QUEUE_PREFIXES):
-        raise JobError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
-    return queue
-
-
-def celery_queues() -> set[str]:
-    from scheduling.registry import queue_names  # the registry needs the app registry ready
-
-    conf = current_app.conf
-    routes = conf.task_routes if isinstance(conf.task_routes, dict) else {}
-    routed = {route["queue"] for route in routes.values() if isinstance(route, dict)}
-    return {*queue_names(), conf.task_default_queue, *routed} - {None}
-
-
-def task_route(task: str) -> str:
-    return str(current_app.amqp.router.route({}, task)["queue"].name)
-
-
-def _only_keys(callback: dict[str, Any], accepted: set[str]) -> None:
-    unknown = sorted(set(callback) - accepted)
-    if unknown:
-        names = ", ".join(sorted(accepted))
-        raise JobError("callback", f"Unknown {', '.join(unknown)}; accepted: {names}.")
-
-
 def _json_kind(value: object) -> str:
     kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
     return kinds.get(type(value), "a number")
-
-
-def _short(value: object) -> str:
-    return repr(value)[:100]
 
 
 # --- selection: the filters of the list and of the bulk actions ----------------------------

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from scheduling.cron import time_zone, to_utc
 from scheduling.jsonvalues import json_has_nul
+from scheduling.recurring.cron import time_zone, to_utc
 
 VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}")
 OPEN = re.compile(r"(?<!\$)\$\{")

@@ -11,18 +11,17 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from scheduling.admin import ScheduledEventAdmin, ScheduledEventInline, rows_changed
-from scheduling.jobs import (
-    CallbackType,
-    Job,
+from scheduling.admin.base import ScheduledEventAdmin, ScheduledEventInline, rows_changed
+from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.services import (
     JobError,
     JobFilter,
-    ScheduledJobRun,
     check_labels,
     check_payload,
     job_cancel_many,
     job_patch,
 )
+from scheduling.targets import CallbackType
 
 
 class JobForm(forms.ModelForm):

@@ -37,16 +37,13 @@ from scheduling.api.serializers import (
 )
 from scheduling.api.throttles import BulkRateThrottle
 from scheduling.api.views import BAD_REQUEST, ModelChangePermission, ModelViewPermission
-from scheduling.base import Status, iso_utc
-from scheduling.jobs import (
+from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.services import (
     KEY_FORM,
     KEY_PATTERN,
     RESERVED_KEYS,
-    Job,
     JobError,
     JobFilter,
-    ScheduledJobRun,
-    check_callback,
     check_key,
     check_label_name,
     check_labels,
@@ -58,6 +55,8 @@ from scheduling.jobs import (
     job_put,
     job_reschedule_many,
 )
+from scheduling.models import Status, iso_utc
+from scheduling.targets import check_callback
 
 T = TypeVar("T")
 

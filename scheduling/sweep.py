@@ -22,10 +22,10 @@ from django.db.models.base import ModelState
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from scheduling.base import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
-from scheduling.broker import PreparedMessage, Publisher, PublishError, shared_publisher
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.locks import SweepLock, sweep_lock
+from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
+from scheduling.publishing import PreparedMessage, Publisher, PublishError, shared_publisher
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,6 @@ an editor, and a successor is never inserted from a schedule version that is bei
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,19 +21,19 @@ from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple, Self
 
 from celery import current_app
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, connection, models, transaction
 from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
-from scheduling import cron
-from scheduling.base import ScheduledEvent, Status, iso_utc, storable_utc
-from scheduling.broker import OutgoingJson, OutgoingMessage, OutgoingTask
-from scheduling.jobs import JobError, check_callback
-from scheduling.payload_templates import TemplateError, render, validate_template
+from scheduling.conf import scheduling_settings
+from scheduling.messages import OutgoingJson, OutgoingMessage, OutgoingTask
+from scheduling.models import ScheduledEvent, Status, iso_utc, storable_utc
+from scheduling.recurring import cron
+from scheduling.recurring.templates import TemplateError, render, validate_template
+from scheduling.targets import TargetError, check_callback
 
 MICROSECOND = timedelta(microseconds=1)
 
@@ -44,27 +43,15 @@ MICROSECOND = timedelta(microseconds=1)
 
 @dataclass(frozen=True)
 class RecurringSettings:
-    catch_up_limit: int = 100  # fire_all: missed fire times published per catch-up, at most
-    misfire_grace: float = 10.0  # seconds late before a fire time counts as missed
+    catch_up_limit: int  # fire_all: missed fire times published per catch-up, at most
+    misfire_grace: float  # seconds late before a fire time counts as missed
 
 
 def recurring_settings() -> RecurringSettings:
-    limit = getattr(settings, "SCHEDULING_RECURRING_CATCH_UP_LIMIT", 100)
-    grace = getattr(settings, "SCHEDULING_RECURRING_MISFIRE_GRACE", 10.0)
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ImproperlyConfigured(
-            f"SCHEDULING_RECURRING_CATCH_UP_LIMIT={limit!r} is not valid: expected an integer >= 1."
-        )
-    if (
-        not isinstance(grace, int | float)
-        or isinstance(grace, bool)
-        or not math.isfinite(grace)
-        or grace < 0
-    ):
-        raise ImproperlyConfigured(
-            f"SCHEDULING_RECURRING_MISFIRE_GRACE={grace!r} is not valid: expected seconds >= 0."
-        )
-    return RecurringSettings(catch_up_limit=limit, misfire_grace=float(grace))
+    conf = scheduling_settings()
+    return RecurringSettings(
+        catch_up_limit=conf.recurring_catch_up_limit, misfire_grace=conf.recurring_misfire_grace
+    )
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -252,7 +239,7 @@ def _target_errors(schedule: RecurringSchedule, *, check_rules: bool) -> dict[st
     field = "task" if schedule.task else "queue"
     try:
         check_callback({"type": field, field: getattr(schedule, field)})
-    except JobError as error:
+    except TargetError as error:
         message = error.message.removeprefix(f"{field}: ")
         return {field: message[0].upper() + message[1:]}
     return {}

@@ -22,9 +22,9 @@ from django.http import HttpRequest
 from django.template import engines
 from django.template.response import TemplateResponse
 
-from scheduling.api.filters import AwareDateTimeFormField
-from scheduling.api.serializers import parse_shift
-from scheduling.base import SCHEDULING_FIELDS, ScheduledEvent, storable_utc
+from scheduling.forms import AwareDateTimeFormField
+from scheduling.models import SCHEDULING_FIELDS, ScheduledEvent, storable_utc
+from scheduling.parsing import parse_shift
 
 ACTION_FORM_TEMPLATE = """{% extends "admin/base_site.html" %}
 {% load i18n admin_urls %}
@@ -217,7 +217,3 @@ class ScheduledEventInline(admin.TabularInline):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-
-# The built-in domains register their admin with the classes above.
-from scheduling import admin_jobs, admin_recurring  # noqa: E402,F401

@@ -1,0 +1,45 @@
+"""Every concrete scheduled model in the admin, with every scheduling action, unless the host
+registers it itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db import models
+
+from scheduling.admin.base import ScheduledEventAdmin
+from scheduling.models import ScheduledEvent
+from scheduling.registry import scheduled_models
+
+
+def register_scheduled_models(site: admin.AdminSite | None = None) -> list[type[ScheduledEvent]]:
+    """Register the scheduled models no admin module registered; returns those it registered.
+
+    Runs from SchedulingConfig.ready(). The admin modules are discovered first (as the admin's
+    own ready() does; discovering twice imports nothing twice), so a host's own registration
+    always wins, whatever the order of INSTALLED_APPS.
+    """
+    admin.autodiscover()
+    site = site or admin.site
+    added = [model for model in scheduled_models() if not site.is_registered(model)]
+    for model in added:
+        site.register(model, default_admin_for(model))
+    return added
+
+
+def default_admin_for(model: type[ScheduledEvent]) -> type[ScheduledEventAdmin]:
+    """ScheduledEventAdmin with the model's entities (its foreign keys) shown, fetched in the
+    changelist's one query. No filter on them: a filter lists every entity, which for a table
+    of customers or purchases is a page no one can use."""
+    entities = [
+        field.name
+        for field in model._meta.get_fields()
+        if isinstance(field, models.ForeignKey) and field.concrete
+    ]
+    event_id, status, due_at, *records = ScheduledEventAdmin.list_display
+    attributes: dict[str, Any] = {
+        "list_display": (event_id, status, *entities, due_at, *records),
+        "list_select_related": tuple(entities),
+    }
+    return type(f"{model.__name__}Admin", (ScheduledEventAdmin,), attributes)

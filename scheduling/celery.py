@@ -1,0 +1,46 @@
+"""The framework's Celery wiring, through Celery's own signals: the host writes Celery's three
+lines ("First steps with Django") and nothing for scheduling.
+
+Connected from SchedulingConfig.ready(), which Celery's Django fix-up runs (django.setup())
+while a worker or beat loads its task modules, before either sends the signals below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import signals
+
+
+def connect() -> None:
+    signals.beat_init.connect(add_sweep_entries, weak=False, dispatch_uid="scheduling.beat")
+    signals.celeryd_init.connect(
+        consume_scheduling_queues, weak=False, dispatch_uid="scheduling.queues"
+    )
+
+
+def add_sweep_entries(sender: Any, **kwargs: Any) -> None:
+    """Beat (`celery beat`, or a worker's `-B`): one sweep entry per scheduled model and slot.
+
+    beat_init comes after the scheduler has read `beat_schedule`, so the entries go to the
+    scheduler itself; an entry of the host's with the same name wins.
+    """
+    from scheduling.registry import beat_schedule
+
+    scheduler = sender.scheduler
+    own = scheduler.app.conf.beat_schedule or {}
+    scheduler.update_from_dict({k: v for k, v in beat_schedule().items() if k not in own})
+
+
+def consume_scheduling_queues(sender: str, instance: Any, conf: Any, **kwargs: Any) -> None:
+    """A worker consumes the sweep queue and every scheduled model's queue.
+
+    celeryd_init comes before the worker applies `-Q`: a plain worker consumes these queues
+    besides Celery's default one, and `-Q` still narrows to what it names.
+    """
+    from scheduling.registry import queue_names
+
+    queues = instance.app.amqp.queues
+    for name in queue_names():
+        # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration.
+        queues.select_add(queues.get(name, name))

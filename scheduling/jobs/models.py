@@ -1,0 +1,113 @@
+"""Keyed jobs: services outside this codebase schedule callbacks by key, over HTTP.
+
+A Job holds what to send (callback, payload, labels); its ScheduledJobRun rows hold when. The
+sweep reads the job while it publishes a run, so a change of payload reaches every pending run.
+
+Every write is a service (services.py), one transaction each; the API and the admin call them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+
+from scheduling.messages import OutgoingJson, OutgoingMessage, OutgoingTask
+from scheduling.models import ScheduledEvent, iso_utc
+from scheduling.targets import CallbackType
+
+
+class JsonContainmentIndex(GinIndex):
+    """A GIN index (jsonb_path_ops) serving `column @> '{...}'`; a plain index elsewhere.
+
+    The embedded mode runs on SQLite, which has no GIN; a plain index there keeps one
+    migration for both back ends.
+    """
+
+    def __init__(self, *, fields: Sequence[str], name: str) -> None:
+        super().__init__(fields=fields, name=name, opclasses=["jsonb_path_ops"])
+
+    def deconstruct(self) -> Any:
+        path, args, kwargs = super().deconstruct()
+        kwargs.pop("opclasses", None)
+        return path, args, kwargs
+
+    def create_sql(self, model: Any, schema_editor: Any, using: str = "", **kwargs: Any) -> Any:
+        if schema_editor.connection.vendor == "postgresql":
+            return super().create_sql(model, schema_editor, using=using, **kwargs)
+        plain = models.Index(fields=list(self.fields), name=self.name)
+        return plain.create_sql(model, schema_editor, **kwargs)
+
+
+class Job(models.Model):
+    key = models.CharField(max_length=200, unique=True)
+    callback = models.JSONField(help_text='{"type": "queue", "queue": …} or {"type": "task", …}')
+    payload = models.JSONField(default=dict, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "scheduling_job"
+        ordering = ("key",)
+        indexes = [
+            # GET /api/jobs/?label.<name>=<value>: labels @> '{"<name>": "<value>"}'.
+            JsonContainmentIndex(fields=["labels"], name="scheduling_job_labels_gin"),
+            # GET /api/jobs/?payload.<path>=<value>: payload @> '{"<a>": {"<b>": <value>}}'.
+            JsonContainmentIndex(fields=["payload"], name="scheduling_job_payload_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ScheduledJobRun(ScheduledEvent):
+    """One instant of a job. Queue callbacks get plain JSON; task callbacks a Celery message."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="runs")
+
+    event_type = "scheduling.job"
+    related_for_event = ("job",)
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_job_run"
+        indexes = [
+            # GET /api/jobs/?status=…: job_id IN (SELECT job_id … WHERE status IN (…)), and a
+            # job's pending runs, which PUT, PATCH and DELETE lock.
+            models.Index(fields=["job", "status"], name="scheduled_job_run_job_status"),
+        ]
+
+    @property
+    def message_id(self) -> str:
+        """The id a consumer sees: stable across republishing, new with every reschedule."""
+        if self.job.callback.get("type") == CallbackType.QUEUE:
+            return f"{self.job.key}:{self.pk}:v{self.version}"
+        return self.event_id
+
+    def event_data(self) -> dict[str, Any]:
+        return {"key": self.job.key, "payload": self.job.payload, "labels": self.job.labels}
+
+    def queue_body(self, published_at: str) -> dict[str, Any]:
+        return {
+            "id": self.message_id,
+            "key": self.job.key,
+            "scheduled_for": iso_utc(self.due_at),
+            "published_at": published_at,
+            "payload": self.job.payload,
+            "labels": self.job.labels,
+        }
+
+    def to_message(self, published_at: str) -> OutgoingMessage:
+        callback = self.job.callback
+        if callback.get("type") == CallbackType.QUEUE:
+            return OutgoingJson(queue=callback["queue"], body=self.queue_body(published_at))
+        if callback.get("type") == CallbackType.TASK:
+            return OutgoingTask(
+                task_name=callback["task"],
+                queue=callback["queue"],
+                task_id=self.event_id,
+                kwargs={"event": self.to_event(published_at)},
+            )
+        raise ValueError(f"job {self.job.key!r} has an unknown callback {callback!r}")

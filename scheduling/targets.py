@@ -1,0 +1,105 @@
+"""Where a scheduled row may publish: the rules a callback target (a Celery task, or a queue
+for plain JSON) must follow, shared by keyed jobs and recurring schedules."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from celery import current_app
+from django.db import models
+
+QUEUE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
+TASK_PATTERN = re.compile(r"(?=.{1,200}$)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+# Prefixes no queue of either callback type may take: the framework's own Redis keys
+# ("scheduling:"), kombu's next to the queues in the broker database ("_kombu", "unacked"),
+# where a list pushed onto one would fail the sweep's whole batch, and "amq.", which RabbitMQ
+# refuses to declare.
+RESERVED_QUEUE_PREFIXES = ("scheduling:", "_kombu", "unacked", "amq.")
+# Celery's control and event queues start "celery": only Celery's own queues may.
+CELERY_PREFIX = "celery"
+QUEUE_FORM = "1 to 200 letters, digits and . _ : - (starting with a letter or digit)"
+TASK_FORM = "a dotted Celery task name, e.g. billing.tasks.charge"
+RESERVED_FORM = (
+    f"names starting with {', '.join(RESERVED_QUEUE_PREFIXES)} are reserved, and names "
+    f"starting with {CELERY_PREFIX} but for a task's own Celery queue"
+)
+
+
+class TargetError(ValueError):
+    """A value a caller sent is not acceptable; `field` names it, the message the accepted form."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class CallbackType(models.TextChoices):
+    QUEUE = "queue", "Plain JSON on a named queue"
+    TASK = "task", "Celery task"
+
+
+def check_callback(callback: object) -> dict[str, str]:
+    """The callback in its stored form: a task's queue is resolved by Celery's routes."""
+    forms = '{"type": "queue", "queue": "<name>"} or {"type": "task", "task": "<name>"}'
+    if not isinstance(callback, dict) or callback.get("type") not in CallbackType.values:
+        raise TargetError("callback", f"Enter {forms}; unknown callback {_short(callback)}.")
+    if callback["type"] == CallbackType.QUEUE:
+        _only_keys(callback, {"type", "queue"})
+        return {"type": CallbackType.QUEUE, "queue": check_json_queue(callback.get("queue"))}
+    _only_keys(callback, {"type", "task", "queue"})
+    task = callback.get("task")
+    if not isinstance(task, str) or not TASK_PATTERN.fullmatch(task):
+        raise TargetError("callback", f"task: enter {TASK_FORM}; got {_short(task)}.")
+    if task.startswith(("celery.", "scheduling.")):
+        raise TargetError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
+    queue = check_queue_name(callback.get("queue") or task_route(task))
+    if queue.startswith(CELERY_PREFIX) and queue not in celery_queues():
+        raise TargetError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
+    return {"type": CallbackType.TASK, "task": task, "queue": queue}
+
+
+def check_json_queue(queue: object) -> str:
+    """A queue for plain JSON must not be one that Celery workers or kombu read."""
+    name = check_queue_name(queue)
+    if name.startswith(CELERY_PREFIX):
+        raise TargetError("callback", f"queue: {RESERVED_FORM}; got {name!r}.")
+    if name in celery_queues():
+        raise TargetError(
+            "callback", f"queue: {name!r} carries Celery task messages; choose another name."
+        )
+    return name
+
+
+def check_queue_name(queue: object) -> str:
+    """A well-formed name that is none of the broker's or the framework's own keys."""
+    if not isinstance(queue, str) or not QUEUE_PATTERN.fullmatch(queue):
+        raise TargetError("callback", f"queue: enter {QUEUE_FORM}; got {_short(queue)}.")
+    if queue.startswith(RESERVED_QUEUE_PREFIXES):
+        raise TargetError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
+    return queue
+
+
+def celery_queues() -> set[str]:
+    from scheduling.registry import queue_names  # the registry needs the app registry ready
+
+    conf = current_app.conf
+    routes = conf.task_routes if isinstance(conf.task_routes, dict) else {}
+    routed = {route["queue"] for route in routes.values() if isinstance(route, dict)}
+    return {*queue_names(), conf.task_default_queue, *routed} - {None}
+
+
+def task_route(task: str) -> str:
+    return str(current_app.amqp.router.route({}, task)["queue"].name)
+
+
+def _only_keys(callback: dict[str, Any], accepted: set[str]) -> None:
+    unknown = sorted(set(callback) - accepted)
+    if unknown:
+        names = ", ".join(sorted(accepted))
+        raise TargetError("callback", f"Unknown {', '.join(unknown)}; accepted: {names}.")
+
+
+def _short(value: object) -> str:
+    return repr(value)[:100]
