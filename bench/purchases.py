@@ -1,6 +1,6 @@
 """Benchmark: bulk reschedules of 100k pre-order emails, selected by joins.
 
-    DJANGO_SETTINGS_MODULE=project.settings python -m purchases.bench [--buyers N] [--others M]
+    DJANGO_SETTINGS_MODULE=project.settings python -m bench.purchases [--buyers N] [--others M]
 
 One album with N buyers (default 100,000) among M other pre-orders of other artists (default
 400,000). Times the three ways business code moves or cancels them: `release_move` (the

@@ -1,4 +1,4 @@
-"""A scratch database for the domain benchmarks (`python -m purchases.bench`, `trainings.bench`).
+"""A scratch database for the domain benchmarks (`python -m bench.purchases`, `bench.trainings`).
 
 Django's test machinery creates it next to the configured database (its name prefixed with
 "test_") and drops it afterwards; the configured database is never written.

@@ -1,6 +1,6 @@
 """Benchmark: create 10k trainings (220k scheduled rows) and move 1k of them.
 
-    DJANGO_SETTINGS_MODULE=project.settings python -m trainings.bench [--trainings N] [--moves M]
+    DJANGO_SETTINGS_MODULE=project.settings python -m bench.trainings [--trainings N] [--moves M]
 
 Runs against a scratch database that Django's test machinery creates next to the configured
 one (its name prefixed with "test_") and drops at the end; the configured database is never

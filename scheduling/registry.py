@@ -16,10 +16,18 @@ def scheduled_models() -> list[type[ScheduledEvent]]:
     ]
 
 
+# Labels of the built-in kinds before they became apps of their own: a message published by
+# the earlier layout (still queued, or from a sweeper not yet upgraded) names its model so.
+FORMER_LABELS = {
+    "scheduling.scheduledoccurrence": "scheduling_recurring.scheduledoccurrence",
+    "scheduling.scheduledjobrun": "scheduling_jobs.scheduledjobrun",
+}
+
+
 def get_scheduled_model(label: str) -> type[ScheduledEvent]:
     """Accepts "app_label.ModelName" (any case)."""
     try:
-        model = apps.get_model(label)
+        model = apps.get_model(FORMER_LABELS.get(label.lower(), label))
     except (LookupError, ValueError):
         model = None
     if model is None or not issubclass(model, ScheduledEvent):

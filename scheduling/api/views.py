@@ -22,6 +22,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from scheduling.api.defaults import FrameworkViewDefaults
 from scheduling.api.filters import ScheduledEventFilterSet
 from scheduling.api.serializers import (
     BulkCancelSerializer,
@@ -65,7 +66,7 @@ def as_bad_request() -> Iterator[None]:
         raise serializers.ValidationError(detail) from None
 
 
-class ScheduledEventViewSet(viewsets.ReadOnlyModelViewSet):
+class ScheduledEventViewSet(FrameworkViewDefaults, viewsets.ReadOnlyModelViewSet):
     filterset_class: ClassVar[type[ScheduledEventFilterSet]] = ScheduledEventFilterSet
     permission_classes = [ModelViewPermission]
 

@@ -24,7 +24,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from scheduling.api.pagination import BoundedLimitOffsetPagination
+from scheduling.api.defaults import FrameworkViewDefaults
 from scheduling.api.parsers import JSONParser
 from scheduling.api.serializers import (
     DATETIME_EXAMPLE,
@@ -389,12 +389,11 @@ NOT_FOUND = OpenApiResponse(description="No job has this key.")
         responses={200: JobSerializer, 404: NOT_FOUND},
     ),
 )
-class JobViewSet(viewsets.GenericViewSet):
+class JobViewSet(FrameworkViewDefaults, viewsets.GenericViewSet):
     queryset = Job.objects.all()
     serializer_class = JobSerializer
     permission_classes = [JobPermission]
     parser_classes = [JSONParser]
-    pagination_class = BoundedLimitOffsetPagination
     filter_backends: list[Any] = []
     lookup_field = "key"
     # Odd keys reach the view, which names the accepted form; a NUL cannot be in any key.

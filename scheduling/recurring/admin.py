@@ -137,7 +137,7 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
         items = (
             (row.due_at.isoformat(), row.status, " (manual)" if row.manual else "") for row in rows
         )
-        url = reverse("admin:scheduling_scheduledoccurrence_changelist")
+        url = reverse(f"admin:{ScheduledOccurrence._meta.app_label}_scheduledoccurrence_changelist")
         return format_html(
             '<ul>{}</ul><a href="{}?schedule__id__exact={}">All occurrences</a>',
             format_html_join("", "<li>{} {}{}</li>", items),

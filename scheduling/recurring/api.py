@@ -15,6 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from scheduling.api.defaults import FrameworkViewDefaults
 from scheduling.api.serializers import (
     BoundedJSONField,
     IsoDurationField,
@@ -151,7 +152,7 @@ TriggerSerializer = inline_serializer(
 )
 
 
-class ScheduleViewSet(viewsets.ModelViewSet):
+class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
     serializer_class = ScheduleSerializer
     permission_classes = [ModelViewPermission]
     lookup_field = "name"

@@ -13,7 +13,7 @@ JOBS = "/api/jobs/"
 def user_with(username: str, *codenames: str) -> User:
     user = User.objects.create_user(username, password="pw")
     user.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="scheduling", codename__in=codenames)
+        Permission.objects.filter(content_type__app_label="scheduling_jobs", codename__in=codenames)
     )
     return user
 

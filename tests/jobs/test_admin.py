@@ -10,8 +10,8 @@ from scheduling.jobs.services import job_put
 pytestmark = pytest.mark.django_db
 
 Status = ScheduledJobRun.Status
-RUNS = "/admin/scheduling/scheduledjobrun/"
-JOBS = "/admin/scheduling/job/"
+RUNS = "/admin/scheduling_jobs/scheduledjobrun/"
+JOBS = "/admin/scheduling_jobs/job/"
 T1 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 
 

@@ -110,12 +110,14 @@ def test_a_task_callback_is_an_ordinary_celery_task_message(api, broker):
     (message,) = queued_messages(broker, "billing")
     run = ScheduledJobRun.objects.get()
     assert message["headers"]["task"] == "billing.charge"
-    assert message["headers"]["id"] == run.event_id == f"scheduling.scheduledjobrun:{run.pk}:v1"
+    assert (
+        message["headers"]["id"] == run.event_id == f"scheduling_jobs.scheduledjobrun:{run.pk}:v1"
+    )
     args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
     assert args == []
     event = kwargs["event"]
     assert (event["model"], event["pk"], event["version"]) == (
-        "scheduling.scheduledjobrun",
+        "scheduling_jobs.scheduledjobrun",
         run.pk,
         1,
     )

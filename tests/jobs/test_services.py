@@ -340,7 +340,7 @@ def test_a_payload_of_32_levels_and_64_bit_numbers_is_accepted():
 @pytest.mark.parametrize(
     "callback",
     [
-        {"type": "queue", "queue": "scheduling:sweep:scheduling.scheduledjobrun:0"},
+        {"type": "queue", "queue": "scheduling:sweep:scheduling_jobs.scheduledjobrun:0"},
         {"type": "task", "task": "billing.charge", "queue": "scheduling:sweep:x"},
         {"type": "task", "task": "billing.charge", "queue": "unacked_index"},
         {"type": "task", "task": "billing.charge", "queue": "unacked"},

@@ -13,8 +13,8 @@ from tests.recurring.conftest import make_schedule, pending, sweep_at
 
 pytestmark = pytest.mark.django_db
 
-SCHEDULES = "/admin/scheduling/recurringschedule/"
-OCCURRENCES = "/admin/scheduling/scheduledoccurrence/"
+SCHEDULES = "/admin/scheduling_recurring/recurringschedule/"
+OCCURRENCES = "/admin/scheduling_recurring/scheduledoccurrence/"
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ def test_the_preview_follows_the_cron_being_typed_before_saving(
     # No ORM calls inside this block: Playwright's sync API runs an event loop in this thread.
     with sync_playwright() as playwright:
         browser, page = admin_browser_page(playwright, chromium_path, live_server.url)
-        page.goto(f"{live_server.url}/admin/scheduling/recurringschedule/add/")
+        page.goto(f"{live_server.url}/admin/scheduling_recurring/recurringschedule/add/")
         page.fill("#id_timezone", "Asia/Tokyo")
         page.fill("#id_cron", "30 7 * * *")
         page.wait_for_selector(".fire-preview li:nth-child(10)", timeout=15_000)

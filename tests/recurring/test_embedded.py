@@ -35,7 +35,7 @@ def test_the_embedded_mode_delivers_and_chains_occurrences(tmp_path):
     run(env, "shell", "-v", "0", "-c", CREATE)
     time.sleep(1.5)  # the first fire is the next whole second
 
-    output = run(env, "sweep", "scheduling.ScheduledOccurrence")
+    output = run(env, "sweep", "scheduling_recurring.ScheduledOccurrence")
 
     # Every fire time already due is delivered (one, or two when the process started slowly:
     # the sweep also delivers a successor that its own batch made due), and one stays pending.

@@ -162,7 +162,7 @@ def test_a_task_target_gets_a_celery_task_message_with_the_rendered_payload(brok
     _args, kwargs, _embed = celery_body(message)
     event = kwargs["event"]
     assert event["id"] == occurrence.event_id
-    assert event["model"] == "scheduling.scheduledoccurrence"
+    assert event["model"] == "scheduling_recurring.scheduledoccurrence"
     assert event["data"]["id"] == f"report-{int(at(12, 1).timestamp())}"
     assert event["data"]["payload"] == {"for": "report"}
 

@@ -5,6 +5,7 @@ so a new endpoint fails this test until its expected permission is written down 
 """
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,11 +15,14 @@ from django.contrib.auth.models import Group, Permission, User
 from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.factories import ScheduledPingFactory
 from tests.security.world import World, build_world
+from tests.testapp.models import ScheduledNotice
 from trainings.kinds import Phase
 from trainings.models import Player, PushNotification, Training
 from trainings.services import questionnaire_answer
@@ -41,8 +45,8 @@ MODELS = {
     "trainings": "trainings.training",
     "invitations": "trainings.invitation",
     "scheduled-training-notifications": "trainings.scheduledtrainingnotification",
-    "jobs": "scheduling.job",
-    "schedules": "scheduling.recurringschedule",
+    "jobs": "scheduling_jobs.job",
+    "schedules": "scheduling_recurring.recurringschedule",
 }
 CRUD = {"GET": ["view"], "POST": ["add"], "PUT": ["change"], "PATCH": ["change"]}
 CRUD["DELETE"] = ["delete"]
@@ -214,6 +218,10 @@ ADMIN_ACTIONS = admin_actions()
 ADMIN_ACTION_NEEDS = {"delete_selected": "delete"}
 
 
+def ping_due_at() -> Any:
+    return timezone.now() + timedelta(hours=1)
+
+
 def seed_admin_rows(world: World) -> None:
     """A row for the admin models the API world does not create."""
     training = Training.objects.get(pk=world.ids["trainings"])
@@ -224,6 +232,9 @@ def seed_admin_rows(world: World) -> None:
     )
     Group.objects.create(name="editors")
     Token.objects.create(user=User.objects.create_user("token-owner", password="pw"))
+    # Registered by the framework's default admin (the test app writes no admin module).
+    ping = ScheduledPingFactory().ping
+    ScheduledNotice.objects.create(ping=ping, due_at=ping_due_at())
 
 
 def staff_for(role: str, model: str) -> Client:
