@@ -233,8 +233,8 @@ def seed_admin_rows(world: World) -> None:
     Group.objects.create(name="editors")
     Token.objects.create(user=User.objects.create_user("token-owner", password="pw"))
     # Registered by the framework's default admin (the test app writes no admin module).
-    ping = ScheduledPingFactory().ping
-    ScheduledNotice.objects.create(ping=ping, due_at=ping_due_at())
+    row = ScheduledPingFactory()
+    ScheduledNotice.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
 
 
 def staff_for(role: str, model: str) -> Client:
