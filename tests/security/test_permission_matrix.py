@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from tests.factories import ScheduledPingFactory
 from tests.security.world import World, build_world
-from tests.testapp.models import ScheduledNotice
+from tests.testapp.models import ScheduledNotice, ScheduledPing
 from trainings.kinds import Phase
 from trainings.models import Player, PushNotification, Training
 from trainings.services import questionnaire_answer
@@ -233,7 +233,7 @@ def seed_admin_rows(world: World) -> None:
     Group.objects.create(name="editors")
     Token.objects.create(user=User.objects.create_user("token-owner", password="pw"))
     # Registered by the framework's default admin (the test app writes no admin module).
-    row = ScheduledPingFactory()
+    row: ScheduledPing = ScheduledPingFactory()  # type: ignore[assignment]
     ScheduledNotice.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
 
 
