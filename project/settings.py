@@ -179,7 +179,15 @@ SCHEDULING_SWEEP_INTERVAL = env_float("SCHEDULING_SWEEP_INTERVAL", 1.0)
 SCHEDULING_BATCH_SIZE = env_int("SCHEDULING_BATCH_SIZE", 1000, minimum=1)
 SCHEDULING_TIME_BUDGET = env_float("SCHEDULING_TIME_BUDGET", 10.0)
 SCHEDULING_LOCK_TTL = env_float("SCHEDULING_LOCK_TTL", 30.0)
-SCHEDULING_MAX_ATTEMPTS = env_int("SCHEDULING_MAX_ATTEMPTS", 5, minimum=1)
+SCHEDULING_MAX_ATTEMPTS = env_int("SCHEDULING_MAX_ATTEMPTS", 10, minimum=1)
+# After publishing: a failed handling is tried again after RETRY_BACKOFF seconds, doubling up to
+# RETRY_BACKOFF_MAX; an event not handled within HANDLING_TIMEOUT seconds is published again.
+SCHEDULING_RETRY_BACKOFF = env_float("SCHEDULING_RETRY_BACKOFF", 5.0, inclusive=True)
+SCHEDULING_RETRY_BACKOFF_MAX = env_float("SCHEDULING_RETRY_BACKOFF_MAX", 600.0, inclusive=True)
+SCHEDULING_HANDLING_TIMEOUT = env_float("SCHEDULING_HANDLING_TIMEOUT", 600.0)
+# Retention (manage.py scheduling_purge, hourly from beat), in days since the row became done.
+SCHEDULING_KEEP_DONE_DAYS = env_int("SCHEDULING_KEEP_DONE_DAYS", 7, minimum=1)
+SCHEDULING_KEEP_FAILED_DAYS = env_int("SCHEDULING_KEEP_FAILED_DAYS", 30, minimum=1)
 SCHEDULING_SWEEPER_SLOTS = env_int("SCHEDULING_SWEEPER_SLOTS", 1, minimum=1)
 # Sub-second lateness: a beat-driven sweep stays on this long (< the interval) and delivers
 # rows as they fall due. Each holding sweep occupies a worker process: use a dedicated

@@ -99,6 +99,8 @@ class ScheduledPurchase(ScheduledEvent):
 
     handler_task = "purchases.send_fulfillment_email"
     queue = "purchases"
+    # The store's rule: a customer never receives the same email twice, even after a crash.
+    at_most_once = True
     event_type = "purchases.fulfillment"
 
     class Meta(ScheduledEvent.Meta):

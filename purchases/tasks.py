@@ -8,8 +8,9 @@ from scheduling.handling import handle_once
 from scheduling.tasks import EventHandlerTask
 
 
-# EventHandlerTask retries a failed send (SMTP down) with the same task id, the event id;
-# handle_once recorded nothing for the failed attempt, so the retry sends the email once.
+# A customer must never receive the same email twice: ScheduledPurchase is at-most-once, so
+# handle_once commits a claim before sending. A send that fails or is cut short leaves the row
+# failed, with a note, for a person to check and retry; it is never re-sent by itself.
 @shared_task(base=EventHandlerTask, name="purchases.send_fulfillment_email")
 def send_fulfillment_email(event: dict[str, Any]) -> str:
     with handle_once(event, ScheduledPurchase) as row:

@@ -22,11 +22,16 @@ class SchedulingSettings:
     batch_size: int = 1000  # rows claimed per transaction
     time_budget: float = 10.0  # seconds one sweep may keep claiming batches
     lock_ttl: float = 30.0  # seconds; extended between batches
-    max_attempts: int = 5  # per-row failures (serialisation, routing) before `failed`
+    max_attempts: int = 10  # tries (each publication, and each failed handling) before `failed`
     publish_timeout: float = 5.0  # seconds a broker may take before a publish fails
     sweeper_slots: int = 1  # parallel sweepers per model, each with its own lock
     sweep_hold: float = 0.0  # seconds a beat-driven sweep stays on to deliver rows as they fall due
     queue: str = "scheduling"  # the queue sweep tasks run on
+    retry_backoff: float = 5.0  # seconds before a failed handling is tried again, doubling
+    retry_backoff_max: float = 600.0  # the doubling stops here
+    handling_timeout: float = 600.0  # seconds a published event may wait to be handled
+    keep_done_days: int = 7  # handled, delivered (no handler) and cancelled rows are purged after
+    keep_failed_days: int = 30  # failed and expired rows are purged after
     bulk_throttle_rate: str = "60/min"  # bulk reschedule/cancel requests per user (REST)
     job_max_instants: int = 1000  # instants one keyed job may hold
     job_max_payload_bytes: int = 64 * 1024  # a keyed job's payload, as compact JSON

@@ -1,16 +1,46 @@
-"""Effect-once handling: the guard every handler task runs its side effect inside."""
+"""Effect-once handling: the guard every handler task runs its side effect inside.
 
+A handling is part of the row's lifecycle, whatever task base the handler uses:
+- done: `handled_at` is set in the transaction that ran the effect;
+- failed: the exception is recorded on the row (`last_error`) and the row goes back to
+  `pending`, due after an exponential backoff, so the sweep publishes it again (no retry state
+  hides in the broker: the admin, the API and SQL see it). At SCHEDULING_MAX_ATTEMPTS tries
+  (publications counted by the sweep) the row becomes `failed`; `retry()` brings it back.
+- at-most-once models (`at_most_once = True`) commit a claim before the effect: the row reads
+  `failed` with a note while the effect runs, and `delivered` + `handled_at` once it is done. A
+  crash during the effect leaves the note for a person; nothing retries it by itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from datetime import timedelta
 from typing import Any, TypeVar, overload
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models.functions import Now
+from django.utils import timezone
 
-from scheduling.models import ScheduledEvent
+from scheduling.conf import scheduling_settings
+from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import get_scheduled_model
 
+log = logging.getLogger(__name__)
+
 E = TypeVar("E", bound=ScheduledEvent)
+
+CLAIMED = (
+    "at-most-once: a handler began the effect at {at} and has not reported back. If this "
+    "stays, it stopped during the effect: check whether the effect happened, then retry (to "
+    "do it again) or cancel."
+)
+FAILED_DURING_EFFECT = (
+    "at-most-once: the handler failed during the effect, which may have happened: {error}. "
+    "Check, then retry (to do it again) or cancel."
+)
 
 
 @overload
@@ -31,12 +61,14 @@ def handle_once(
     The row lock serialises duplicate deliveries of one event: the second waits for the first
     to commit, then sees `handled_at` set. It also waits for a sweep that published the event
     but has not committed yet, so a handler never acts on a row that may still roll back to
-    pending. On success `handled_at` is set in the same transaction; on an exception nothing is
-    recorded and a redelivery tries again.
+    pending. On success `handled_at` is set in the same transaction; an exception is recorded
+    on the row, which is delivered again after a backoff, and raised again.
     """
     event_model = get_scheduled_model(event["model"])
     if model is not None and event_model is not model:
         raise ValueError(f"event {event.get('id')!r} is not a {model._meta.label} event")
+    if event_model.at_most_once:
+        return _handling_at_most_once(event, event_model)
     return _handling(event, event_model)
 
 
@@ -44,10 +76,82 @@ def handle_once(
 def _handling(
     event: Mapping[str, Any], model: type[ScheduledEvent]
 ) -> Iterator[ScheduledEvent | None]:
+    row = None
+    try:
+        with transaction.atomic():
+            row = _locked_if_unhandled(model, event)
+            yield row
+            if row is not None:
+                model.objects.filter(pk=row.pk).update(handled_at=Now())
+    except Exception as exc:
+        if row is not None:
+            record_failure(model, row, exc)
+        raise
+
+
+@contextmanager
+def _handling_at_most_once(
+    event: Mapping[str, Any], model: type[ScheduledEvent]
+) -> Iterator[ScheduledEvent | None]:
     with transaction.atomic():
-        row = model.objects.select_for_update(of=("self",)).filter(pk=event["pk"]).first()
-        if row is None or not row.can_be_handled(event["version"]):
-            yield None
-            return
+        row = _locked_if_unhandled(model, event)
+        if row is not None:
+            # The claim commits before the effect: a redelivery, a duplicate message or the
+            # reconciliation now finds the row `failed` and leaves it alone.
+            note = CLAIMED.format(at=timezone.now().isoformat())
+            model.objects.filter(pk=row.pk).update(
+                status=Status.FAILED, last_error=note, updated_at=Now()
+            )
+    if row is None:
+        yield None
+        return
+    claimed = model.objects.filter(pk=row.pk, status=Status.FAILED, version=row.version)
+    try:
         yield row
-        model.objects.filter(pk=row.pk).update(handled_at=Now())
+    except Exception as exc:
+        claimed.update(last_error=FAILED_DURING_EFFECT.format(error=describe(exc))[:2000])
+        raise
+    claimed.update(status=Status.DELIVERED, handled_at=Now(), last_error="", updated_at=Now())
+
+
+def _locked_if_unhandled(
+    model: type[ScheduledEvent], event: Mapping[str, Any]
+) -> ScheduledEvent | None:
+    row = model.objects.select_for_update(of=("self",)).filter(pk=event["pk"]).first()
+    if row is None or not row.can_be_handled(event["version"]):
+        return None
+    return row
+
+
+def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseException) -> None:
+    """The handling failed and rolled back: note why, and either schedule the next try (the
+    sweep publishes it again when due) or, out of tries, mark the row failed."""
+    conf = scheduling_settings()
+    out_of_tries = row.attempts >= conf.max_attempts
+    changes: dict[str, Any] = {"last_error": describe(exc)[:2000], "updated_at": Now()}
+    if out_of_tries:
+        changes["status"] = Status.FAILED
+    else:
+        changes["status"] = Status.PENDING
+        changes["due_at"] = timezone.now() + retry_delay(row.attempts)
+    try:
+        # Only the version that failed, still unhandled: a concurrent retry() or reschedule
+        # made a new version, which keeps its own course.
+        model.objects.filter(
+            pk=row.pk, version=row.version, status=Status.DELIVERED, handled_at__isnull=True
+        ).update(**changes)
+    except DatabaseError:  # the database itself failed: reconciliation republishes the event
+        log.exception("could not record the failed handling of %s", row.event_id)
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """SCHEDULING_RETRY_BACKOFF doubling with each try, up to SCHEDULING_RETRY_BACKOFF_MAX;
+    "equal jitter" (between half and all of it), so rows that failed together spread out."""
+    conf = scheduling_settings()
+    doublings = min(max(attempts - 1, 0), 64)
+    ceiling = min(conf.retry_backoff * 2**doublings, conf.retry_backoff_max)
+    return timedelta(seconds=random.uniform(ceiling / 2, ceiling))
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

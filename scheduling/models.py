@@ -90,6 +90,10 @@ def _bumped() -> dict[str, Any]:
 
 M = TypeVar("M", bound=models.Model)
 
+# A row's place in its lifecycle, as the admin and the API filter it: pending -> delivered
+# (awaiting handling) -> handled; or cancelled, expired, failed.
+LIFECYCLE_STATES = ("pending", "awaiting_handling", "handled", "failed", "expired", "cancelled")
+
 
 class ScheduledEventQuerySet(models.QuerySet[M]):
     def pending(self) -> Self:
@@ -98,6 +102,24 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
     def due(self, now: datetime | None = None) -> Self:
         cutoff = Now() if now is None else require_aware(now, "now")
         return self.pending().filter(due_at__lte=cutoff)
+
+    def awaiting_handling(self) -> Self:
+        """Published, and not yet handled (models whose handler runs handle_once)."""
+        return self.filter(status=Status.DELIVERED, handled_at__isnull=True)
+
+    def handled(self) -> Self:
+        return self.filter(status=Status.DELIVERED, handled_at__isnull=False)
+
+    def lifecycle(self, state: str) -> Self:
+        """Rows in one lifecycle state (LIFECYCLE_STATES), for the admin's and the API's filter."""
+        if state not in LIFECYCLE_STATES:
+            accepted = ", ".join(LIFECYCLE_STATES)
+            raise ValueError(f"Unknown lifecycle state {state!r}; accepted: {accepted}.")
+        return (
+            getattr(self, state)()
+            if state in ("awaiting_handling", "handled")
+            else self.filter(status=state)
+        )
 
     def reschedule(self, due_at: datetime) -> int:
         due_at = storable_utc(require_aware(due_at, "due_at"))
@@ -130,8 +152,15 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         return self._pending_for_update().filter(due_at__gt=Now()).update(due_at=Now(), **_bumped())
 
     def retry(self) -> int:
+        # A new version: a message of the earlier tries that is still queued finds its version
+        # stale and does nothing, so the retried event is handled once.
         return self._rows_for_update(Q(status__in=[Status.FAILED, Status.EXPIRED])).update(
-            status=Status.PENDING, due_at=Now(), attempts=0, last_error="", **_bumped()
+            status=Status.PENDING,
+            due_at=Now(),
+            attempts=0,
+            last_error="",
+            handled_at=None,
+            **_bumped(),
         )
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[M]:
@@ -166,7 +195,11 @@ class ScheduledEvent(models.Model):
     - queue: the queue its events go to (default: the app label);
     - event_type: the event's type name (default: "<app_label>.<model_name>");
     - max_lateness: a row not delivered by due_at + max_lateness expires instead (default none);
-    - related_for_event: select_related paths that event_data() and expires_at() read.
+    - related_for_event: select_related paths that event_data() and expires_at() read;
+    - awaits_handling: the handler runs handle_once, so a delivered row is done once handled,
+      and an event not handled within SCHEDULING_HANDLING_TIMEOUT is published again (default:
+      True when handler_task is set; a model publishing plain JSON ends at publishing);
+    - at_most_once: the effect must never repeat, even after a crash (see handling.py).
     """
 
     Status = Status
@@ -190,6 +223,8 @@ class ScheduledEvent(models.Model):
     event_type: ClassVar[str] = ""
     max_lateness: ClassVar[timedelta | None] = None
     related_for_event: ClassVar[tuple[str, ...]] = ()
+    awaits_handling: ClassVar[bool | None] = None
+    at_most_once: ClassVar[bool] = False
 
     class Meta:
         abstract = True
@@ -216,6 +251,10 @@ class ScheduledEvent(models.Model):
     @classmethod
     def get_queue(cls) -> str:
         return cls.queue or cls._meta.app_label
+
+    @classmethod
+    def get_awaits_handling(cls) -> bool:
+        return bool(cls.handler_task) if cls.awaits_handling is None else cls.awaits_handling
 
     @classmethod
     def get_event_type(cls) -> str:
@@ -270,6 +309,7 @@ class ScheduledEvent(models.Model):
         """
 
     def can_be_handled(self, version: int) -> bool:
+        """Published as this version, and not handled yet (nor claimed, for at-most-once)."""
         return (
             self.status == Status.DELIVERED and self.version == version and self.handled_at is None
         )
@@ -288,6 +328,19 @@ def _pending_due_index(model: type[ScheduledEvent]) -> models.Index:
     return index
 
 
+def _awaiting_handling_index(model: type[ScheduledEvent]) -> models.Index:
+    # Serves the sweep's reconciliation: delivered rows not handled within the handling timeout
+    # (WHERE status = 'delivered' AND handled_at IS NULL AND delivered_at < ...). Only rows in
+    # flight are in it, a handful whatever the table's size.
+    index = models.Index(
+        fields=["delivered_at"],
+        condition=Q(status=Status.DELIVERED.value, handled_at__isnull=True),
+        name="awaiting_handling",
+    )
+    index.set_name_with_model(model)
+    return index
+
+
 @receiver(class_prepared)
 def add_pending_due_index(sender: type[models.Model], **kwargs: Any) -> None:
     # The index name must be short and unique per table, which "%(class)s" names cannot promise
@@ -295,9 +348,14 @@ def add_pending_due_index(sender: type[models.Model], **kwargs: Any) -> None:
     if not issubclass(sender, ScheduledEvent) or sender._meta.abstract:
         return
     sender._meta.constraints = [*sender._meta.constraints, _due_range_constraint(sender)]
-    if any(index.fields[:1] == ["due_at"] and index.condition for index in sender._meta.indexes):
-        return  # the model declares its own pending index on due_at
-    sender._meta.indexes = [*sender._meta.indexes, _pending_due_index(sender)]
+    added = []
+    if not any(
+        index.fields[:1] == ["due_at"] and index.condition for index in sender._meta.indexes
+    ):
+        added.append(_pending_due_index(sender))  # unless the model declares its own
+    if sender.get_awaits_handling():
+        added.append(_awaiting_handling_index(sender))
+    sender._meta.indexes = [*sender._meta.indexes, *added]
 
 
 def due_range_constraint_name(model: type[models.Model]) -> str:

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
@@ -51,6 +51,7 @@ class SweepResult:
     batches: int = 0
     locked_out: bool = False
     drained: bool = False  # the last batch was not full: nothing else was due
+    requeued: int = 0  # published earlier, not handled within the handling timeout
     error: str = ""
 
     def add(self, batch: BatchResult) -> None:
@@ -103,6 +104,8 @@ def sweep(
         return result
     run = SweepRun(model, now, conf, lock, publisher or shared_publisher(conf.publish_timeout))
     try:
+        if model.get_awaits_handling():
+            result.requeued, result.failed = requeue_unhandled(model, conf=conf, now=now)
         run.deliver(result, time_budget or conf.time_budget, hold if now is None else 0.0)
     finally:
         lock.release()
@@ -175,7 +178,7 @@ def sweep_batch(
     plan = BatchPlan()
     try:
         with transaction.atomic():
-            relax_commit_durability()
+            configure_sweep_transaction(conf)
             cutoff = require_aware(now, "now") if now is not None else database_now()
             rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size, skip=skip)
             if not rows:
@@ -195,6 +198,65 @@ def sweep_batch(
             last_error=str(exc)[:2000], updated_at=Now()
         )
         return BatchResult(claimed=len(rows), error=str(exc))
+
+
+def requeue_unhandled(
+    model: type[ScheduledEvent], *, conf: SchedulingSettings, now: datetime | None = None
+) -> tuple[int, int]:
+    """Rows published more than SCHEDULING_HANDLING_TIMEOUT ago and still not handled (the
+    message was lost, or no worker consumes its queue) go back to pending, due now, to be
+    published again (another try); out of tries, they fail. Returns (requeued, failed).
+
+    SKIP LOCKED leaves a row whose handler is running (it holds the row lock) to finish; a
+    handler that starts after this finds the row pending and does nothing, so the effect stays
+    single.
+    """
+    timeout = timedelta(seconds=conf.handling_timeout)
+    note = f"not handled within {conf.handling_timeout:g} s of its publication"
+    if connection.vendor != "postgresql":
+        stale = model.objects.awaiting_handling().filter(
+            delivered_at__lt=(now or timezone.now()) - timeout
+        )
+        failed = stale.filter(attempts__gte=conf.max_attempts).update(
+            status=Status.FAILED, last_error=note, updated_at=Now()
+        )
+        return stale.update(status=Status.PENDING, due_at=Now(), last_error=note), failed
+    table = connection.ops.quote_name(model._meta.db_table)
+    pk = connection.ops.quote_name(model._meta.pk.column)
+    clock = "%(now)s" if now is not None else "statement_timestamp()"
+    sql = f"""
+        WITH stale AS (
+            SELECT {pk} AS stale_pk FROM {table}
+            WHERE status = 'delivered' AND handled_at IS NULL AND delivered_at < {clock} - %(timeout)s
+            ORDER BY delivered_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+        )
+        UPDATE {table} SET
+            status = CASE WHEN attempts >= %(max)s THEN 'failed' ELSE 'pending' END,
+            due_at = CASE WHEN attempts >= %(max)s THEN due_at ELSE {clock} END,
+            last_error = %(note)s, updated_at = {clock}
+        FROM stale WHERE {pk} = stale.stale_pk
+        RETURNING status
+    """
+    params: dict[str, Any] = {
+        "now": now,
+        "timeout": timeout,
+        "limit": conf.batch_size,
+        "max": conf.max_attempts,
+        "note": note,
+    }
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        statuses = [status for (status,) in cursor.fetchall()]
+    failed = statuses.count(Status.FAILED.value)
+    if statuses:
+        log.warning(
+            "sweep of %s: %d events not handled within %g s published again, %d failed",
+            model._meta.label,
+            len(statuses) - failed,
+            conf.handling_timeout,
+            failed,
+        )
+    return len(statuses) - failed, failed
 
 
 def has_due_rows(model: type[ScheduledEvent], now: datetime | None) -> bool:
@@ -232,13 +294,24 @@ def seconds_until_next_due(model: type[ScheduledEvent]) -> float | None:
     return float(row[0]) if row else None
 
 
-def relax_commit_durability() -> None:
-    # Safe for our guarantees: the batch is published before this commit, so a commit lost in
-    # a crash only puts its rows back to pending, to be published again with the same ids (a
-    # duplicate that handlers absorb), never lost and never early. It saves a WAL flush per batch.
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit = off")
+def configure_sweep_transaction(conf: SchedulingSettings) -> None:
+    if connection.vendor != "postgresql":
+        return
+    # synchronous_commit off is safe for our guarantees: the batch is published before this
+    # commit, so a commit lost in a crash only puts its rows back to pending, to be published
+    # again with the same ids (a duplicate that handlers absorb), never lost and never early.
+    # It saves a WAL flush per batch.
+    # The idle timeout lets a frozen sweeper's claim go (SIGSTOP, a stuck network): after
+    # about the lock's TTL PostgreSQL ends its session, its rows are pending again and another
+    # sweeper delivers them; the frozen one, thawed, cannot commit what it published, and
+    # handlers see those duplicates' ids as handled already.
+    timeout_ms = max(int(conf.lock_ttl * 1000), 1000)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('synchronous_commit', 'off', true),"
+            " set_config('idle_in_transaction_session_timeout', %s, true)",
+            [str(timeout_ms)],
+        )
 
 
 def database_now() -> datetime:

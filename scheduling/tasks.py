@@ -11,20 +11,14 @@ from scheduling.sweep import sweep
 class EventHandlerTask(Task):
     """Base for handler tasks: `@shared_task(base=EventHandlerTask, name=...)`.
 
-    A handler's effect may fail (SMTP down, push service timing out). Acked on failure, the
-    event would be lost: the row is delivered and will not be published again. So failures are
-    retried with exponential backoff; a worker killed mid-task gets the message back (acks
-    late, rejected on worker loss). Retries keep the task id, which is the event id, and
-    `handle_once` keeps the effect single.
+    Acks late and is rejected back to the broker when its worker dies mid-task, so a killed
+    worker's event is handled by another. A failure is not retried here: `handle_once`
+    records it on the row and the sweep publishes the event again after a backoff, so every
+    retry is visible in the database (optional: a plain @shared_task works the same).
     """
 
     acks_late = True
     reject_on_worker_lost = True
-    autoretry_for = (Exception,)
-    retry_backoff = 5
-    retry_backoff_max = 600
-    retry_jitter = True
-    max_retries = 12
 
 
 @shared_task(name="scheduling.sweep", ignore_result=True, acks_late=False)

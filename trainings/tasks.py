@@ -8,8 +8,8 @@ from trainings.models import ScheduledTrainingNotification
 from trainings.services import reminder_send
 
 
-# EventHandlerTask retries a failed push (service down) with the same task id, the event id;
-# handle_once recorded nothing for the failed attempt, so the retry sends the reminder once.
+# A failed push (service down) is recorded on the row by handle_once, and the sweep publishes
+# the reminder again after a backoff; handle_once keeps the push single across those tries.
 @shared_task(base=EventHandlerTask, name="trainings.send_training_reminder")
 def send_training_reminder(event: dict[str, Any]) -> str:
     with handle_once(event, ScheduledTrainingNotification) as row:

@@ -1,6 +1,11 @@
-import pytest
+from datetime import timedelta
 
+import pytest
+from django.utils import timezone
+
+from scheduling.handling import handle_once, retry_delay
 from scheduling.models import ScheduledEvent
+from scheduling.sweep import sweep
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import PingEffect, ScheduledPing
 from tests.testapp.tasks import handle_ping
@@ -57,28 +62,153 @@ def test_it_skips_a_deleted_row():
     assert handle_ping(event) == "skipped"
 
 
-def test_a_failing_effect_leaves_the_event_unhandled_for_a_retry():
-    from scheduling.handling import handle_once
+def fail_handling(row, error=None):
+    error = error or RuntimeError("smtp down")
 
-    row = ScheduledPingFactory(status=Status.DELIVERED)
-
-    def send_but_smtp_is_down():
+    def handle():
         with handle_once(event_for(row)) as handled:
             assert handled is not None
-            raise RuntimeError("smtp down")
+            raise error
 
-    with pytest.raises(RuntimeError):
-        send_but_smtp_is_down()
+    with pytest.raises(type(error)):
+        handle()
+
+
+def test_a_failed_handling_is_recorded_and_the_event_is_due_again_after_a_backoff(settings):
+    settings.SCHEDULING_RETRY_BACKOFF = 5
+    row = ScheduledPingFactory(status=Status.DELIVERED, attempts=1)
+    started = timezone.now()
+
+    fail_handling(row)
 
     row.refresh_from_db()
+    assert row.status == Status.PENDING
     assert row.handled_at is None
+    assert row.last_error == "RuntimeError: smtp down"
+    assert started + timedelta(seconds=2.5) <= row.due_at <= timezone.now() + timedelta(seconds=5)
+    assert handle_ping(event_for(row)) == "skipped"  # the same message again: not yet
+    assert PingEffect.objects.count() == 0
+
+
+def test_the_sweep_publishes_the_failed_event_again_and_it_is_handled_once(broker):
+    row = ScheduledPingFactory(status=Status.DELIVERED, attempts=1)
+    fail_handling(row)
+    row.refresh_from_db()
+
+    sweep(ScheduledPing, now=row.due_at)
+
+    row.refresh_from_db()
+    assert (row.status, row.attempts, row.version) == (Status.DELIVERED, 2, 1)
     assert handle_ping(event_for(row)) == "handled"
+    assert handle_ping(event_for(row)) == "skipped"
+    assert PingEffect.objects.count() == 1
+
+
+def test_out_of_tries_a_failed_handling_fails_the_row(settings):
+    settings.SCHEDULING_MAX_ATTEMPTS = 3
+    row = ScheduledPingFactory(status=Status.DELIVERED, attempts=3)
+
+    fail_handling(row, ValueError("no such address"))
+
+    row.refresh_from_db()
+    assert row.status == Status.FAILED
+    assert row.last_error == "ValueError: no such address"
+
+
+def test_retry_brings_a_failed_row_back_and_it_is_handled_once(broker):
+    row = ScheduledPingFactory(status=Status.FAILED, attempts=10, last_error="boom")
+    stale = event_for(row)
+
+    assert ScheduledPing.objects.filter(pk=row.pk).retry() == 1
+    sweep(ScheduledPing)
+
+    row.refresh_from_db()
+    assert (row.status, row.attempts, row.version, row.last_error) == (Status.DELIVERED, 1, 2, "")
+    assert handle_ping(stale) == "skipped"  # a message of the failed version, still queued
+    assert handle_ping(event_for(row)) == "handled"
+    assert PingEffect.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("attempts", "ceiling"), [(1, 5), (2, 10), (3, 20), (7, 320), (8, 600), (60, 600), (10**6, 600)]
+)
+def test_the_backoff_doubles_up_to_its_maximum_with_jitter(settings, attempts, ceiling):
+    settings.SCHEDULING_RETRY_BACKOFF = 5
+    settings.SCHEDULING_RETRY_BACKOFF_MAX = 600
+
+    delays = [retry_delay(attempts).total_seconds() for _ in range(50)]
+
+    assert all(ceiling / 2 <= delay <= ceiling for delay in delays)
+    assert len(set(delays)) > 1
+
+
+def test_an_event_not_handled_within_the_timeout_is_published_again(settings, broker):
+    settings.SCHEDULING_HANDLING_TIMEOUT = 600
+    now = timezone.now()
+    lost = ScheduledPingFactory(
+        status=Status.DELIVERED, attempts=1, delivered_at=now - timedelta(seconds=601)
+    )
+    recent = ScheduledPingFactory(status=Status.DELIVERED, delivered_at=now - timedelta(seconds=5))
+    handled = ScheduledPingFactory(
+        status=Status.DELIVERED, delivered_at=now - timedelta(hours=1), handled_at=now
+    )
+
+    result = sweep(ScheduledPing, now=now)
+
+    assert (result.requeued, result.delivered) == (1, 1)
+    lost.refresh_from_db()
+    assert (lost.status, lost.attempts, lost.version) == (Status.DELIVERED, 2, 1)
+    for row in (recent, handled):
+        before = row.updated_at
+        row.refresh_from_db()
+        assert row.updated_at == before
+    assert handle_ping(event_for(lost)) == "handled"
+
+
+def test_an_unhandled_event_out_of_tries_fails_instead(settings, broker):
+    settings.SCHEDULING_MAX_ATTEMPTS = 2
+    now = timezone.now()
+    row = ScheduledPingFactory(
+        status=Status.DELIVERED, attempts=2, delivered_at=now - timedelta(hours=1)
+    )
+
+    result = sweep(ScheduledPing, now=now)
+
+    row.refresh_from_db()
+    assert (result.requeued, result.failed, row.status) == (0, 1, Status.FAILED)
+    assert "not handled within" in row.last_error
+
+
+def test_an_at_most_once_model_claims_the_row_before_the_effect(monkeypatch):
+    monkeypatch.setattr(ScheduledPing, "at_most_once", True)
+    row = ScheduledPingFactory(status=Status.DELIVERED)
+
+    with handle_once(event_for(row)) as handled:
+        assert handled is not None
+        during = ScheduledPing.objects.get(pk=row.pk)
+        assert handle_ping(event_for(row)) == "skipped"  # a duplicate, mid-effect
+
+    row.refresh_from_db()
+    assert during.status == Status.FAILED
+    assert "at-most-once" in during.last_error
+    assert (row.status, row.last_error) == (Status.DELIVERED, "")
+    assert row.handled_at is not None
+
+
+def test_an_at_most_once_failure_waits_for_a_person(monkeypatch, broker):
+    monkeypatch.setattr(ScheduledPing, "at_most_once", True)
+    row = ScheduledPingFactory(status=Status.DELIVERED, attempts=1)
+
+    fail_handling(row)
+    sweep(ScheduledPing, now=timezone.now() + timedelta(days=1))
+
+    row.refresh_from_db()
+    assert row.status == Status.FAILED
+    assert "may have happened: RuntimeError: smtp down" in row.last_error
+    assert row.handled_at is None
 
 
 def test_it_refuses_an_event_of_another_model():
-    from scheduling.handling import handle_once
-    from tests.testapp.models import ScheduledPing
-
     row = ScheduledPingFactory(status=Status.DELIVERED)
     event = {**event_for(row), "model": "purchases.scheduledpurchase"}
 
@@ -86,10 +216,7 @@ def test_it_refuses_an_event_of_another_model():
         handle_once(event, ScheduledPing)
 
 
-def test_handler_tasks_retry_failures_and_survive_worker_loss():
-    from tests.testapp.tasks import handle_ping
-
+def test_handler_tasks_survive_worker_loss_and_leave_retries_to_the_sweep():
     assert handle_ping.acks_late
     assert handle_ping.reject_on_worker_lost
-    assert handle_ping.autoretry_for == (Exception,)
-    assert handle_ping.max_retries >= 5
+    assert not getattr(handle_ping, "autoretry_for", ())
