@@ -8,37 +8,14 @@ Every write is a service (services.py), one transaction each; the API and the ad
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
+from scheduling.jobs.indexes import JsonContainmentIndex
 from scheduling.messages import OutgoingJson, OutgoingMessage, OutgoingTask
 from scheduling.models import ScheduledEvent, iso_utc
 from scheduling.targets import CallbackType
-
-
-class JsonContainmentIndex(GinIndex):
-    """A GIN index (jsonb_path_ops) serving `column @> '{...}'`; a plain index elsewhere.
-
-    The embedded mode runs on SQLite, which has no GIN; a plain index there keeps one
-    migration for both back ends.
-    """
-
-    def __init__(self, *, fields: Sequence[str], name: str) -> None:
-        super().__init__(fields=fields, name=name, opclasses=["jsonb_path_ops"])
-
-    def deconstruct(self) -> Any:
-        path, args, kwargs = super().deconstruct()
-        kwargs.pop("opclasses", None)
-        return path, args, kwargs
-
-    def create_sql(self, model: Any, schema_editor: Any, using: str = "", **kwargs: Any) -> Any:
-        if schema_editor.connection.vendor == "postgresql":
-            return super().create_sql(model, schema_editor, using=using, **kwargs)
-        plain = models.Index(fields=list(self.fields), name=self.name)
-        return plain.create_sql(model, schema_editor, **kwargs)
 
 
 class Job(models.Model):

@@ -269,7 +269,7 @@ def job_patch(
 def job_delete(*, key: str) -> int:
     """Cancel a job's pending runs; the job and its history stay. Returns the runs cancelled."""
     job = Job.objects.select_for_update().get(key=key)
-    return job.runs.cancel("job deleted")
+    return ScheduledJobRun.objects.filter(job=job).cancel("job deleted")
 
 
 @transaction.atomic

@@ -3,7 +3,7 @@
 
 import datetime
 import django.db.models.deletion
-import scheduling.jobs.models
+import scheduling.jobs.indexes
 from django.db import migrations, models
 
 from scheduling.operations import AdoptOrCreateModel, TuneScheduledTable, move_content_types
@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
             options={
                 'db_table': 'scheduling_job',
                 'ordering': ('key',),
-                'indexes': [scheduling.jobs.models.JsonContainmentIndex(fields=['labels'], name='scheduling_job_labels_gin'), scheduling.jobs.models.JsonContainmentIndex(fields=['payload'], name='scheduling_job_payload_gin')],
+                'indexes': [scheduling.jobs.indexes.JsonContainmentIndex(fields=['labels'], name='scheduling_job_labels_gin'), scheduling.jobs.indexes.JsonContainmentIndex(fields=['payload'], name='scheduling_job_payload_gin')],
             },
         ),
         AdoptOrCreateModel(
