@@ -107,11 +107,16 @@ def _handling_at_most_once(
         return
     claimed = model.objects.filter(pk=row.pk, status=Status.FAILED, version=row.version)
     try:
-        yield row
+        # The effect's own reads and writes still run in a transaction, which commits with
+        # `handled_at`; only the claim had to commit before it.
+        with transaction.atomic():
+            yield row
+            claimed.update(
+                status=Status.DELIVERED, handled_at=Now(), last_error="", updated_at=Now()
+            )
     except Exception as exc:
         claimed.update(last_error=FAILED_DURING_EFFECT.format(error=describe(exc))[:2000])
         raise
-    claimed.update(status=Status.DELIVERED, handled_at=Now(), last_error="", updated_at=Now())
 
 
 def _locked_if_unhandled(

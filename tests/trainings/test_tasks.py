@@ -224,16 +224,13 @@ class DownPushBackend:
         raise ConnectionError("push service unavailable")
 
 
-def test_the_handler_retries_failed_sends_with_backoff():
+def test_the_handler_survives_worker_loss():
     assert isinstance(send_training_reminder, EventHandlerTask)
-    assert send_training_reminder.autoretry_for == (Exception,)
-    assert send_training_reminder.max_retries == 12
-    assert send_training_reminder.retry_backoff
     assert send_training_reminder.acks_late
     assert send_training_reminder.reject_on_worker_lost
 
 
-def test_a_failed_push_leaves_the_row_unhandled_so_a_retry_delivers_it(
+def test_a_failed_push_is_recorded_and_the_sweep_delivers_it_again(
     training, broker, frozen, settings
 ):
     frozen.move_to(START - timedelta(minutes=90))
@@ -245,11 +242,16 @@ def test_a_failed_push_leaves_the_row_unhandled_so_a_retry_delivers_it(
         send_training_reminder(event_of(message))
 
     row = ScheduledTrainingNotification.objects.get(pk=event_of(message)["pk"])
-    assert (row.status, row.handled_at) == (Status.DELIVERED, None)
+    assert (row.status, row.handled_at) == (Status.PENDING, None)
+    assert row.last_error == "ConnectionError: push service unavailable"
     assert pushes() == 0
 
     settings.TRAININGS_PUSH_BACKEND = "trainings.push.RecordingPushBackend"
-    assert send_training_reminder(event_of(message)) == "sent 3"
+    broker.delete("trainings")
+    sweep(ScheduledTrainingNotification, now=row.due_at)
+    (again,) = queued_messages(broker, "trainings")
+    assert event_of(again)["id"] == event_of(message)["id"]
+    assert send_training_reminder(event_of(again)) == "sent 3"
     assert pushes() == 3
 
 
