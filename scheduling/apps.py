@@ -12,5 +12,7 @@ class SchedulingConfig(AppConfig):
         celery.connect()
         if apps.is_installed("django.contrib.admin"):
             from scheduling.admin.defaults import register_scheduled_models
+            from scheduling.admin.views import add_attention_url
 
             register_scheduled_models()
+            add_attention_url()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin import widgets as admin_widgets
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -23,7 +24,13 @@ from django.template import engines
 from django.template.response import TemplateResponse
 
 from scheduling.forms import AwareDateTimeFormField
-from scheduling.models import SCHEDULING_FIELDS, ScheduledEvent, storable_utc
+from scheduling.models import (
+    LIFECYCLE_STATES,
+    SCHEDULING_FIELDS,
+    ScheduledEvent,
+    ScheduledEventQuerySet,
+    storable_utc,
+)
 from scheduling.parsing import parse_shift
 
 ACTION_FORM_TEMPLATE = """{% extends "admin/base_site.html" %}
@@ -102,6 +109,25 @@ class ShiftForm(forms.Form):
         return value
 
 
+class LifecycleFilter(admin.SimpleListFilter):
+    """A row's place in its lifecycle (pending, awaiting handling, handled, failed...), which
+    the status alone does not tell: delivered rows are awaiting handling or handled."""
+
+    title = "lifecycle"
+    parameter_name = "lifecycle"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(state, state.replace("_", " ").capitalize()) for state in LIFECYCLE_STATES]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        state = self.value()
+        if state is None:
+            return queryset
+        if state not in LIFECYCLE_STATES:
+            raise IncorrectLookupParameters(f"Unknown lifecycle state {state!r}")
+        return cast(ScheduledEventQuerySet[Any], queryset).lifecycle(state)
+
+
 def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None:
     noun = opts.verbose_name if count == 1 else opts.verbose_name_plural
     messages.success(request, f"{verb} {count} {noun}.")
@@ -114,8 +140,10 @@ class ScheduledEventAdmin(admin.ModelAdmin):
     """
 
     list_display: Any = ("event_id", "status", "due_at", "version", "attempts", "last_error")
-    list_filter: ClassVar[Any] = ("status",)
+    list_filter: ClassVar[Any] = (LifecycleFilter, "status")
     date_hierarchy = "due_at"
+    # Adds a "Needs attention" link (the page of failed rows of every model) to the list.
+    change_list_template = "admin/scheduling/change_list.html"
     readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS
     actions = ("cancel_rows", "reschedule_rows", "shift_rows", "deliver_now", "retry_rows")
     action_form_template = engines["django"].from_string(ACTION_FORM_TEMPLATE)

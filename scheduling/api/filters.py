@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters  # type: ignore[import-untyped]
 
 from scheduling.forms import AwareDateTimeFormField
-from scheduling.models import Status
+from scheduling.models import LIFECYCLE_STATES, ScheduledEventQuerySet, Status
 from scheduling.parsing import ACCEPTED_DATETIME
 
 
@@ -22,9 +24,20 @@ class ScheduledEventFilterSet(django_filters.FilterSet):
     status = django_filters.MultipleChoiceFilter(
         choices=Status.choices, help_text="One or more of: " + ", ".join(Status.values)
     )
+    lifecycle = django_filters.ChoiceFilter(
+        choices=[(state, state) for state in LIFECYCLE_STATES],
+        method="filter_lifecycle",
+        help_text="One of: " + ", ".join(LIFECYCLE_STATES) + " (awaiting_handling: published, "
+        "not yet handled; handled: published and handled).",
+    )
     due_after = AwareDateTimeFilter(
         field_name="due_at", lookup_expr="gte", help_text=f"due_at >= this, {ACCEPTED_DATETIME}"
     )
     due_before = AwareDateTimeFilter(
         field_name="due_at", lookup_expr="lt", help_text=f"due_at < this, {ACCEPTED_DATETIME}"
     )
+
+    def filter_lifecycle(
+        self, queryset: ScheduledEventQuerySet[Any], name: str, value: str
+    ) -> ScheduledEventQuerySet[Any]:
+        return queryset.lifecycle(value)

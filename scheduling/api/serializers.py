@@ -175,5 +175,9 @@ class BulkCancelSerializer(BulkSelectionSerializer):
     reason = serializers.CharField(max_length=255, required=False, default="", allow_blank=True)
 
 
+class BulkRetrySerializer(BulkSelectionSerializer):
+    """Only the selection: retry() brings failed and expired rows back to pending."""
+
+
 class BulkCountSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text="How many rows changed.")

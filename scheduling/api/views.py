@@ -1,4 +1,5 @@
-"""The read-only list of a domain's scheduled rows, with bulk reschedule and cancel over a filter.
+"""The read-only list of a domain's scheduled rows, with bulk reschedule, cancel and retry over a
+filter.
 
 A domain subclasses ScheduledEventViewSet, sets queryset, serializer_class and
 filterset_class, and registers it on its router. The bulk actions run the body's `filter`
@@ -28,6 +29,7 @@ from scheduling.api.serializers import (
     BulkCancelSerializer,
     BulkCountSerializer,
     BulkRescheduleSerializer,
+    BulkRetrySerializer,
 )
 from scheduling.api.throttles import BulkRateThrottle
 from scheduling.models import ScheduledEvent
@@ -107,6 +109,24 @@ class ScheduledEventViewSet(FrameworkViewDefaults, viewsets.ReadOnlyModelViewSet
     def cancel(self, request: Request) -> Response:
         body = self.validated(BulkCancelSerializer, request)
         return Response({"count": self.bulk_selection(body).cancel(body["reason"])})
+
+    @extend_schema(
+        request=BulkRetrySerializer,
+        responses={200: BulkCountSerializer, 400: BAD_REQUEST},
+        summary="Retry the failed and expired rows a filter selects",
+        description="They become pending and due now, with their attempts reset and their "
+        "version up by one (a message of an earlier try still queued is then ignored). Other "
+        'rows do not change; `{"filter": {"lifecycle": "failed"}}` selects the failed ones.',
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        permission_classes=[ModelChangePermission],
+        throttle_classes=[BulkRateThrottle],
+    )
+    def retry(self, request: Request) -> Response:
+        body = self.validated(BulkRetrySerializer, request)
+        return Response({"count": self.bulk_selection(body).retry()})
 
     def validated(self, serializer_class: type[serializers.Serializer], request: Request) -> Any:
         serializer = serializer_class(data=request.data)

@@ -20,6 +20,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from scheduling.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
 from tests.security.world import World, build_world
 from tests.testapp.models import ScheduledNotice, ScheduledPing
@@ -59,8 +60,10 @@ SPECIAL: dict[tuple[str, str], Any] = {
     ("POST", "/api/jobs/reschedule/"): ["change"],
     ("POST", "/api/scheduled-purchases/cancel/"): ["change"],
     ("POST", "/api/scheduled-purchases/reschedule/"): ["change"],
+    ("POST", "/api/scheduled-purchases/retry/"): ["change"],
     ("POST", "/api/scheduled-training-notifications/cancel/"): ["change"],
     ("POST", "/api/scheduled-training-notifications/reschedule/"): ["change"],
+    ("POST", "/api/scheduled-training-notifications/retry/"): ["change"],
     ("POST", "/api/purchases/{id}/refund/"): ["change"],
     ("POST", "/api/schedules/{name}/trigger/"): ["change"],
     ("POST", "/api/trainings/{id}/cancel/"): ["change"],
@@ -297,3 +300,57 @@ def test_the_admin_action_matrix(world, model, action):
         # so no selection ever matches: nobody can bulk-delete tokens there (fail safe).
         expected["superuser"] = "refused"
     assert outcomes == expected
+
+
+# --- admin pages outside the ModelAdmins ------------------------------------------------------
+
+# The site's own pages, Django's rules: index, login and the rest need a staff user.
+DJANGO_ADMIN_PAGES = {
+    "index",
+    "login",
+    "logout",
+    "password_change",
+    "password_change_done",
+    "autocomplete",
+    "jsi18n",
+    "view_on_site",
+    "app_list",
+}
+# Pages added to the site: name -> its rule.
+ADMIN_PAGES = {
+    "scheduling_attention": "staff; lists only the scheduled models the user may view",
+}
+
+
+def test_every_admin_page_has_an_expectation():
+    """A page added to the admin site (not a ModelAdmin's) fails here until its rule is written."""
+    names = {
+        pattern.name
+        for pattern in admin.site.get_urls()
+        if isinstance(pattern, URLPattern) and pattern.name
+    }
+    assert names - DJANGO_ADMIN_PAGES == set(ADMIN_PAGES)
+
+
+def test_the_attention_page_matrix(world):
+    seed_admin_rows(world)
+    scheduled = {
+        model._meta.label_lower
+        for model in admin.site._registry
+        if issubclass(model, ScheduledEvent)
+    }
+    outcomes = {}
+    for role in ROLES:
+        response = staff_for(role, "testapp.scheduledping").get("/admin/scheduling/attention/")
+        if response.status_code == 302:
+            outcomes[role] = "login" if "/login/" in response["Location"] else response["Location"]
+        else:
+            assert response.status_code == 200, (role, response.status_code)
+            outcomes[role] = {group.model for group in response.context["groups"]}
+    assert outcomes == {
+        "anonymous": "login",
+        "none": set(),
+        "view": {"testapp.scheduledping"},
+        "change": {"testapp.scheduledping"},
+        "superuser": scheduled,
+    }

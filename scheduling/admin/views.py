@@ -1,0 +1,123 @@
+"""The "needs attention" page: the failed rows of every scheduled model, on one admin page.
+
+`add_attention_url(site)` mounts it at `<admin>/scheduling/attention/` (URL name
+`admin:scheduling_attention`) by wrapping the site's get_urls, so a host writes no URL code;
+SchedulingConfig.ready() does it for the default site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from django.contrib import admin
+from django.contrib.admin.utils import quote
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, URLResolver, path, reverse
+from django.utils.text import Truncator, capfirst
+
+from scheduling.models import ScheduledEvent, ScheduledEventQuerySet
+from scheduling.registry import scheduled_models
+
+ATTENTION_ROWS = 50  # the newest failed rows shown per model; the changelist has them all
+ERROR_CHARS = 200
+
+
+@dataclass(frozen=True)
+class FailedRow:
+    event_id: str
+    url: str
+    due_at: datetime
+    attempts: int
+    last_error: str
+
+
+@dataclass(frozen=True)
+class ModelAttention:
+    model: str  # "<app_label>.<model_name>"
+    label: str
+    failed: int
+    awaiting: int | None  # None: the model's events end at publishing, nothing awaits handling
+    rows: list[FailedRow]
+    failed_url: str
+    awaiting_url: str
+
+
+def add_attention_url(site: admin.AdminSite | None = None) -> None:
+    """Add the page to `site` (default: django.contrib.admin.site); adding it twice does nothing."""
+    site = site or admin.site
+    if getattr(site, "scheduling_attention_added", False):
+        return
+    site_urls = site.get_urls
+
+    def view(request: HttpRequest) -> HttpResponse:
+        return attention_view(request, site)
+
+    def get_urls() -> list[URLPattern | URLResolver]:
+        # First: the site's catch-all patterns would otherwise answer this path.
+        page = path("scheduling/attention/", site.admin_view(view), name="scheduling_attention")
+        return [page, *site_urls()]
+
+    site.get_urls = get_urls  # type: ignore[method-assign]
+    site.scheduling_attention_added = True  # type: ignore[attr-defined]
+
+
+def attention_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
+    """Staff only (the site's admin_view); each model only for users who may view it."""
+    request.current_app = site.name
+    groups = [
+        model_attention(request, site, model)
+        for model in scheduled_models()
+        if site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
+    ]
+    groups.sort(key=lambda group: (-group.failed, group.label))
+    context = {
+        **site.each_context(request),
+        "title": "Needs attention",
+        "groups": groups,
+        "failing": [group for group in groups if group.failed],
+        "row_limit": ATTENTION_ROWS,
+    }
+    return TemplateResponse(request, "admin/scheduling/attention.html", context)
+
+
+def model_attention(
+    request: HttpRequest, site: admin.AdminSite, model: type[ScheduledEvent]
+) -> ModelAttention:
+    # The ModelAdmin's own queryset: a host that narrows what its admin lists narrows this too.
+    rows = cast(
+        ScheduledEventQuerySet[Any], site.get_model_admin(model).get_queryset(request).order_by()
+    )
+    failed = rows.lifecycle("failed")
+    opts = model._meta
+    changelist = reverse(
+        f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site.name
+    )
+    newest = failed.order_by("-updated_at", "-pk")[:ATTENTION_ROWS]
+    return ModelAttention(
+        model=opts.label_lower,
+        label=f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
+        failed=failed.count(),
+        awaiting=rows.awaiting_handling().count() if model.get_awaits_handling() else None,
+        rows=[failed_row(row, site) for row in newest],
+        failed_url=f"{changelist}?lifecycle=failed",
+        awaiting_url=f"{changelist}?lifecycle=awaiting_handling",
+    )
+
+
+def failed_row(row: ScheduledEvent, site: admin.AdminSite) -> FailedRow:
+    opts = row._meta
+    url = reverse(
+        f"admin:{opts.app_label}_{opts.model_name}_change",
+        args=(quote(row.pk),),
+        current_app=site.name,
+    )
+    return FailedRow(
+        event_id=row.event_id,
+        url=url,
+        due_at=row.due_at,
+        attempts=row.attempts,
+        last_error=Truncator(row.last_error).chars(ERROR_CHARS),
+    )
