@@ -156,3 +156,28 @@ def test_the_api_refuses_anonymous_callers_with_an_empty_rest_framework_setting(
     response = APIClient().get("/api/scheduled-purchases/")
 
     assert response.status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_a_model_with_no_api_code_gets_a_list_and_bulk_actions(admin_user):
+    from tests.factories import PingFactory
+
+    ping = PingFactory()
+    mine = ScheduledPingFactory.create_batch(
+        2, ping=ping, due_at=timezone.now() + timedelta(hours=1)
+    )
+    ScheduledPingFactory(due_at=timezone.now() + timedelta(hours=1))
+    client = APIClient()
+    client.force_login(admin_user)
+    url = "/api/events/testapp/scheduledping/"
+
+    listed = client.get(url, {"ping": ping.pk, "lifecycle": "pending"})
+    cancelled = client.post(f"{url}cancel/", {"filter": {"ping": ping.pk}}, format="json")
+    refused = client.post(f"{url}cancel/", {"filter": {"nope": 1}}, format="json")
+
+    assert listed.status_code == 200
+    assert {row["id"] for row in listed.json()["results"]} == {row.pk for row in mine}
+    assert listed.json()["results"][0]["ping"] == ping.pk
+    assert cancelled.json() == {"count": 2}
+    assert refused.status_code == 400
+    assert "ping" in refused.json()["filter"]  # the accepted filters are named
