@@ -188,6 +188,10 @@ SCHEDULING_HANDLING_TIMEOUT = env_float("SCHEDULING_HANDLING_TIMEOUT", 600.0)
 # Retention (manage.py scheduling_purge, hourly from beat), in days since the row became done.
 SCHEDULING_KEEP_DONE_DAYS = env_int("SCHEDULING_KEEP_DONE_DAYS", 7, minimum=1)
 SCHEDULING_KEEP_FAILED_DAYS = env_int("SCHEDULING_KEEP_FAILED_DAYS", 30, minimum=1)
+# Operations: /metrics answers `Authorization: Bearer <token>` (empty: staff sessions only);
+# /healthz answers 503 when a model's oldest due row has waited longer than this many seconds.
+SCHEDULING_METRICS_TOKEN = env_str("SCHEDULING_METRICS_TOKEN", "")
+SCHEDULING_HEALTH_MAX_LATENESS = env_float("SCHEDULING_HEALTH_MAX_LATENESS", 60.0)
 SCHEDULING_SWEEPER_SLOTS = env_int("SCHEDULING_SWEEPER_SLOTS", 1, minimum=1)
 # Sub-second lateness: a beat-driven sweep stays on this long (< the interval) and delivers
 # rows as they fall due. Each holding sweep occupies a worker process: use a dedicated

@@ -32,6 +32,8 @@ class SchedulingSettings:
     handling_timeout: float = 600.0  # seconds a published event may wait to be handled
     keep_done_days: int = 7  # handled, delivered (no handler) and cancelled rows are purged after
     keep_failed_days: int = 30  # failed and expired rows are purged after
+    metrics_token: str = ""  # bearer token for /metrics; empty: staff session only
+    health_max_lateness: float = 60.0  # /healthz answers 503 when a due row waits longer
     bulk_throttle_rate: str = "60/min"  # bulk reschedule/cancel requests per user (REST)
     job_max_instants: int = 1000  # instants one keyed job may hold
     job_max_payload_bytes: int = 64 * 1024  # a keyed job's payload, as compact JSON
@@ -64,6 +66,10 @@ def _checked(name: str, value: object, kind: object) -> object:
         if not isinstance(value, str) or not RATE.fullmatch(value.strip()):
             raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected {RATE_FORM}.")
         return value.strip()
+    if name.endswith("_TOKEN"):
+        if not isinstance(value, str):
+            raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a string.")
+        return value
     if kind in (str, "str") and (not isinstance(value, str) or not value):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a non-empty name.")
     return value
