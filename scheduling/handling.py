@@ -24,6 +24,7 @@ from django.db import DatabaseError, transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from scheduling import metrics
 from scheduling.conf import scheduling_settings
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import get_scheduled_model
@@ -83,6 +84,7 @@ def _handling(
             yield row
             if row is not None:
                 model.objects.filter(pk=row.pk).update(handled_at=Now())
+                metrics.record_handled(model)
     except Exception as exc:
         if row is not None:
             record_failure(model, row, exc)
@@ -114,8 +116,10 @@ def _handling_at_most_once(
             claimed.update(
                 status=Status.DELIVERED, handled_at=Now(), last_error="", updated_at=Now()
             )
+            metrics.record_handled(model)
     except Exception as exc:
         claimed.update(last_error=FAILED_DURING_EFFECT.format(error=describe(exc))[:2000])
+        metrics.record_handle_failure(model, retried=False)
         raise
 
 
@@ -142,9 +146,10 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
     try:
         # Only the version that failed, still unhandled: a concurrent retry() or reschedule
         # made a new version, which keeps its own course.
-        model.objects.filter(
+        if model.objects.filter(
             pk=row.pk, version=row.version, status=Status.DELIVERED, handled_at__isnull=True
-        ).update(**changes)
+        ).update(**changes):
+            metrics.record_handle_failure(model, retried=not out_of_tries)
     except DatabaseError:  # the database itself failed: reconciliation republishes the event
         log.exception("could not record the failed handling of %s", row.event_id)
 

@@ -22,6 +22,7 @@ from django.db.models.base import ModelState
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from scheduling import metrics
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.locks import SweepLock, sweep_lock
 from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
@@ -102,6 +103,7 @@ def sweep(
     if not lock.acquire():
         result.locked_out = True
         return result
+    started = time.monotonic()
     run = SweepRun(model, now, conf, lock, publisher or shared_publisher(conf.publish_timeout))
     try:
         if model.get_awaits_handling():
@@ -109,6 +111,7 @@ def sweep(
         run.deliver(result, time_budget or conf.time_budget, hold if now is None else 0.0)
     finally:
         lock.release()
+    metrics.record_sweep(model, time.monotonic() - started, redelivered=result.requeued)
     return result
 
 
@@ -186,6 +189,7 @@ def sweep_batch(
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
             refused = publisher.publish([prepared for _, prepared in plan.publish])
             plan.set_aside(refused)
+            metrics.record_published(model, [row for row, _ in plan.publish], cutoff=cutoff)
             return mark_batch(
                 model, plan, claimed=len(rows), max_attempts=conf.max_attempts, now=cutoff
             )

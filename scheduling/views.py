@@ -1,3 +1,6 @@
+import hmac
+from typing import Any
+
 from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
@@ -6,9 +9,17 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 from django.views.defaults import bad_request
+from prometheus_client import CONTENT_TYPE_LATEST
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
+from scheduling import metrics
 from scheduling.conf import scheduling_settings
 from scheduling.locks import redis_client_for_locks
+from scheduling.registry import scheduled_models
 
 
 def _check_database() -> str:
@@ -44,7 +55,94 @@ def healthz(request: HttpRequest) -> JsonResponse:
         except Exception as exc:  # any failure of a dependency is what this endpoint reports
             report[name] = f"down: {type(exc).__name__}"
             failed = True
+    if report["database"] == "ok" and (delivery := _delivery()):
+        # Present only when late, so a healthy answer keeps its shape.
+        report["delivery"] = delivery
+        failed = True
     return JsonResponse(report, status=503 if failed else 200)
+
+
+def _delivery() -> str:
+    """Empty when every model delivers in time, else what is wrong."""
+    try:
+        late = _late_models()
+    except Exception as exc:  # e.g. a scheduled table not migrated yet
+        return f"unknown: {type(exc).__name__}"
+    return "late: " + ", ".join(late) if late else ""
+
+
+def _late_models() -> list[str]:
+    """Models whose oldest due pending row has waited past SCHEDULING_HEALTH_MAX_LATENESS.
+
+    Nothing due is healthy, even with no sweeper running: that is the silent-sweeper alert's
+    business (docs/operations.md), not a reason to take the web out of a load balancer.
+    """
+    limit = scheduling_settings().health_max_lateness
+    late = []
+    for model in scheduled_models():
+        seconds = metrics.oldest_due_seconds(model)
+        if seconds > limit:
+            late.append(f"{model._meta.label_lower} {seconds:.0f} s > {limit:g} s")
+    return late
+
+
+class PrometheusText(BaseRenderer):
+    media_type = "text/plain"
+    format = "txt"
+    charset = "utf-8"
+
+
+class AnyAccept(BaseContentNegotiation):
+    """Prometheus asks for OpenMetrics first; the text format is what it always accepts."""
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
+        return (renderers[0], renderers[0].media_type)
+
+    def select_parser(self, request: Any, parsers: Any) -> Any:
+        return None
+
+
+class MetricsView(APIView):
+    """GET /metrics: `Authorization: Bearer <SCHEDULING_METRICS_TOKEN>`, or a staff session.
+
+    No credentials: 401; a wrong token, another scheme, or a signed-in non-staff user: 403.
+    A DRF view (outside the API schema) so that any authentication the host's tests force on
+    DRF requests reaches it too; it carries its own classes, whatever REST_FRAMEWORK says.
+    """
+
+    authentication_classes = [SessionAuthentication]
+    permission_classes: list[Any] = []
+    throttle_classes: list[Any] = []
+    renderer_classes = [PrometheusText]
+    content_negotiation_class = AnyAccept
+    schema = None
+
+    def get(self, request: Request) -> HttpResponse:
+        refused = metrics_refusal(request)
+        if refused:
+            response = HttpResponse(status=refused)
+            if refused == 401:
+                response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
+        return HttpResponse(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_refusal(request: Request) -> int | None:
+    """None when allowed, else the status to answer."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if header:
+        token = scheduling_settings().metrics_token
+        scheme, _, given = header.partition(" ")
+        if not token or scheme.lower() != "bearer":
+            return 403
+        # compare_digest: the time taken says nothing about how much of the token matched.
+        return None if hmac.compare_digest(given.strip().encode(), token.encode()) else 403
+    if not request.user or not request.user.is_authenticated:
+        return 401
+    return None if request.user.is_staff else 403
+
+
+metrics_view = MetricsView.as_view()
 
 
 def bad_request_naming_the_body(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -1,0 +1,33 @@
+"""LOG_FORMAT=json: one JSON object per line, for a log shipper.
+
+Fields: time (UTC, ISO 8601), level, logger, message, and the record's `extra` fields (the
+sweep's batch line adds model, count, lateness and its event ids). Only plain JSON values of
+`extra` are kept: an object such as django.request's `request` would print its path, which may
+hold a download token the message itself has had redacted.
+"""
+
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+PLAIN = (str, int, float, bool, type(None), list, dict)
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        entry |= {
+            key: value
+            for key, value in vars(record).items()
+            if key not in STANDARD and isinstance(value, PLAIN)
+        }
+        if record.exc_info:
+            entry["exc_info"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
