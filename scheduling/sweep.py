@@ -249,6 +249,7 @@ def requeue_unhandled(
         "note": note,
     }
     with transaction.atomic(), connection.cursor() as cursor:
+        configure_sweep_transaction(conf)  # a sweeper frozen here lets its rows go, too
         cursor.execute(sql, params)
         statuses = [status for (status,) in cursor.fetchall()]
     failed = statuses.count(Status.FAILED.value)

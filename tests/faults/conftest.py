@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -165,6 +166,28 @@ def end(process: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout: floa
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+# Celery's worker log: "Task <name>[<task id>] received", "... succeeded in 0.01s: 'handled'".
+TASK_LINE = re.compile(r"Task [\w.]+\[([^\]]+)\] (received|succeeded in \S+ '(\w+)')")
+
+
+def worker_log(name: str) -> str:
+    """A start_worker log name of this test run's own (runs may share the machine)."""
+    return f"{name}-{os.environ['TEST_REDIS_PAIR']}"
+
+
+def worker_saw(log_name: str, what: str = "received") -> list[str]:
+    """Task ids (event ids) in a start_worker log: the messages it received, or the tasks that
+    returned `what` ("handled", "skipped"), in the order it logged them."""
+    path = ROOT / ".run" / f"{log_name}.log"
+    text = path.read_text() if path.exists() else ""
+    return [match[1] for match in TASK_LINE.finditer(text) if what in (match[2], match[3])]
+
+
+def worker_ready(log_name: str) -> bool:
+    path = ROOT / ".run" / f"{log_name}.log"
+    return path.exists() and " ready." in path.read_text()
 
 
 def free_port() -> int:

@@ -1,4 +1,4 @@
-"""Sweepers racing, killed mid-batch, and frozen past their lock's TTL: none lost, none doubled."""
+"""Sweepers racing, killed mid-batch, and frozen inside their transaction: none lost, none doubled."""
 
 import random
 import re
@@ -6,19 +6,27 @@ import signal
 import time
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
-from tests.conftest import wait_for
+from tests.conftest import start_worker, stop_process, wait_for
 from tests.faults.checker import check
 from tests.faults.conftest import (
+    QUEUE,
+    Tail,
     backend_in_transaction,
+    end,
+    event_id,
     fallen_due,
     insert_pings,
     published_ids,
     scale,
     statuses,
     sweeper,
+    worker_log,
+    worker_ready,
+    worker_saw,
 )
+from tests.testapp.models import PingEffect, ScheduledPing
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -100,77 +108,155 @@ def _caught_mid_transaction(process, application_name: str) -> bool:
     return process.poll() is None
 
 
-def test_a_sweeper_frozen_past_its_lock_ttl_then_resumed_publishes_nothing_twice(
+LOCK_TTL = 1.0  # also the sweep transaction's idle_in_transaction_session_timeout
+INTERVAL = 0.2
+
+
+def test_a_frozen_sweeper_loses_its_batch_to_another_within_the_lock_ttl_and_no_effect_repeats(
     subprocess_env, broker, fault_report
 ):
-    batch = 500
-    count = max(scale() // 4, 4 * batch)
-    with connection.cursor() as cursor:
-        insert_pings(cursor, count)
-    env = {**subprocess_env, "SCHEDULING_BATCH_SIZE": str(batch), "SCHEDULING_LOCK_TTL": "1"}
-    lock_key = "scheduling:sweep:testapp.scheduledping:0"
-
-    frozen = sweeper({**env, "PGAPPNAME": "fault-frozen"})
+    batch = 50
+    count = max(scale() // 40, 10 * batch)
+    env = {
+        **subprocess_env,
+        "SCHEDULING_BATCH_SIZE": str(batch),
+        "SCHEDULING_LOCK_TTL": str(LOCK_TTL),
+        "SCHEDULING_SWEEP_INTERVAL": str(INTERVAL),
+        # A sweep takes a batch or two, then lets go of the lock: the slot's two sweepers take
+        # turns, so the one to freeze gets rows.
+        "SCHEDULING_TIME_BUDGET": "0.05",
+    }
+    log = worker_log("fault-frozen-worker")
+    worker = start_worker(env, QUEUE, log)
+    # Both on slot 0: the other one takes over once the frozen one's lock has expired.
+    frozen = Tail(sweeper({**env, "PGAPPNAME": "fault-frozen"}, "--loop"))
+    other = Tail(sweeper({**env, "PGAPPNAME": "fault-other"}, "--loop"))
     try:
-        assert _frozen_holding_rows(frozen, "fault-frozen"), "never frozen holding a batch"
-        frozen_at = time.monotonic()
-        lock_store = _lock_store()
-        wait_for(lambda: not lock_store.exists(lock_key), timeout=30, interval=0.05)
-        ttl_passed_after = time.monotonic() - frozen_at
-
-        # Same slot: the lock has expired, so the other one takes it over.
-        other = sweeper(env)
-        other_output = other.communicate(timeout=300)[0]
-        assert other.returncode == 0, other_output
-        assert "locked out" not in other_output
+        wait_for(lambda: worker_ready(log), timeout=60, interval=0.1)
+        wait_for(lambda: _connected("fault-frozen") and _connected("fault-other"), timeout=60)
         with connection.cursor() as cursor:
-            held_back = statuses(cursor).get("pending", 0)
-        # The frozen sweeper's claimed batch is row-locked: the other one skipped it.
-        assert 0 < held_back <= batch
+            insert_pings(cursor, count)
+        frozen_at, held = _frozen_holding_rows(frozen.process, "fault-frozen")
+        assert held, "never frozen holding a batch"
 
-        frozen.send_signal(signal.SIGCONT)
-        frozen_output = frozen.communicate(timeout=120)[0]
-        assert frozen.returncode == 0, frozen_output
+        # PostgreSQL ends the frozen sweeper's session (idle in transaction for the lock's TTL);
+        # its rows are pending again and the other sweeper delivers them on its next tick.
+        wait_for(lambda: not _connected("fault-frozen"), timeout=30, interval=0.01)
+        ended_after = time.monotonic() - frozen_at
+        wait_for(lambda: _delivered(held), timeout=30, interval=0.01)
+        delivered_after = time.monotonic() - frozen_at
+        wait_for(lambda: _all_handled(count), timeout=120, interval=0.1)
+
+        # Thawed, it goes on with the batch it had claimed: whatever it publishes has gone out
+        # already, and its commit fails.
+        frozen.process.send_signal(signal.SIGCONT)
+        wait_for(lambda: THAWED_FAILURE in frozen.text, timeout=30, interval=0.05)
+        wait_for(lambda: _all_handled(count) and _nothing_queued(broker), timeout=60)
     finally:
-        frozen.send_signal(signal.SIGCONT)
-        frozen.kill() if frozen.poll() is None else None
+        end(frozen.process)
+        end(other.process)
+        stop_process(worker)
+    frozen_output, other_output = frozen.finish(), other.finish()
 
     with connection.cursor() as cursor:
-        verdict = check(fallen_due(cursor), published_ids(broker))
-        assert statuses(cursor) == {"delivered": count}
-    fault_report(verdict, held_back_by_frozen=held_back, ttl_passed_after=ttl_passed_after)
-    assert verdict.clean, verdict.summary()
+        verdict = check(fallen_due(cursor), worker_saw(log), _effects())
+        final = statuses(cursor)
+    fault_report(
+        verdict,
+        held_by_frozen=len(held),
+        lock_ttl=LOCK_TTL,
+        session_ended_after=ended_after,
+        delivered_by_other_after=delivered_after,
+        republished_by_thawed=len(verdict.duplicated),
+    )
+    assert frozen.process.returncode == 0, frozen_output
+    assert other.process.returncode == 0, other_output
+    assert 0 < len(held) <= batch
+    assert ended_after <= LOCK_TTL + 0.5
+    assert delivered_after <= LOCK_TTL + INTERVAL + 0.5
+    assert final == {"delivered": count}
+    assert not verdict.duplicated_effects, verdict.summary()
+    assert verdict.complete, verdict.summary()
+    # Only the frozen sweeper's own batch can have gone out twice, and each once more at most.
+    assert set(verdict.duplicated) <= {event_id(pk) for pk in held}
+    assert set(verdict.duplicated.values()) <= {2}
 
 
-def _frozen_holding_rows(process, application_name: str) -> bool:
-    """SIGSTOPs the sweeper once it is caught holding claimed rows (retrying if it was not)."""
+THAWED_FAILURE = "sweep of testapp.ScheduledPing failed"
+
+
+def _frozen_holding_rows(process, application_name: str) -> tuple[float, set[int]]:
+    """SIGSTOPs the sweeper once it is caught holding claimed rows (retrying if it was not);
+    returns when it was stopped, and the rows it holds."""
     for _ in range(50):
-        if not _caught_mid_transaction(process, application_name):
-            return False
+        wait_for(lambda: process.poll() is not None or _publishing(application_name), 60, 0.002)
+        if process.poll() is not None:
+            break
         process.send_signal(signal.SIGSTOP)
+        stopped_at = time.monotonic()
         # A statement it sent just before the stop (its COMMIT, say) still runs on the server:
-        # let it finish, then look at what the stopped transaction holds.
+        # let it finish, then look at what the stopped transaction holds. The slot's other
+        # sweeper is locked out meanwhile: any pending row locked is the frozen one's.
         time.sleep(0.3)
-        if _holds_claimed_rows(application_name):
-            return True
+        held = _rows_locked_by_others() if _idle_in_transaction(application_name) else set()
+        if held:
+            return stopped_at, held
         process.send_signal(signal.SIGCONT)
-    return False
+    return 0.0, set()
 
 
-def _holds_claimed_rows(application_name: str) -> bool:
-    """An open, idle transaction whose claim (`FOR UPDATE`: RowShareLock) holds rows locked."""
+def _publishing(application_name: str) -> bool:
+    """Between its claim and its marking: the claim (and the rows' pings) read, the client busy
+    preparing and publishing the batch."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT 1 FROM pg_locks JOIN pg_stat_activity USING (pid)"
-            " WHERE application_name = %s AND state = 'idle in transaction'"
-            " AND relation = 'scheduled_ping'::regclass AND mode = 'RowShareLock'",
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s"
+            " AND state = 'idle in transaction' AND (query LIKE '%%SKIP LOCKED'"
+            " OR query LIKE '%%FROM \"testapp_ping\"%%')",
             [application_name],
         )
         return cursor.fetchone() is not None
 
 
-def _lock_store():
-    import redis
-    from django.conf import settings
+def _idle_in_transaction(application_name: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_stat_activity"
+            " WHERE application_name = %s AND state = 'idle in transaction'",
+            [application_name],
+        )
+        return cursor.fetchone() is not None
 
-    return redis.Redis.from_url(settings.REDIS_URL)
+
+def _rows_locked_by_others() -> set[int]:
+    """Pending rows this session cannot lock: those another transaction has claimed."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM scheduled_ping WHERE status = 'pending' AND id NOT IN ("
+            " SELECT id FROM scheduled_ping WHERE status = 'pending' FOR UPDATE SKIP LOCKED)"
+        )
+        return {pk for (pk,) in cursor.fetchall()}
+
+
+def _connected(application_name: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s", [application_name]
+        )
+        return cursor.fetchone() is not None
+
+
+def _delivered(pks: set[int]) -> bool:
+    return not ScheduledPing.objects.filter(pk__in=pks).exclude(status="delivered").exists()
+
+
+def _all_handled(count: int) -> bool:
+    return ScheduledPing.objects.filter(handled_at__isnull=False).count() == count
+
+
+def _nothing_queued(broker) -> bool:
+    return broker.llen(QUEUE) == 0 and not broker.hlen("unacked")
+
+
+def _effects() -> list[str]:
+    return list(PingEffect.objects.values_list("event_id", flat=True))

@@ -12,11 +12,10 @@ from tests.security.world import World, build_world
 
 
 def bulk_paths() -> list[str]:
-    """Every bulk action in the schema: POST .../cancel/ or .../reschedule/ over a filter."""
+    """Every bulk action in the schema: POST .../cancel/, .../reschedule/ or .../retry/."""
     paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
-    return sorted(
-        path for path in paths if "{" not in path and path.endswith(("/cancel/", "/reschedule/"))
-    )
+    actions = ("/cancel/", "/reschedule/", "/retry/")
+    return sorted(path for path in paths if "{" not in path and path.endswith(actions))
 
 
 BULK_PATHS = bulk_paths()
@@ -26,6 +25,8 @@ def bulk_body(path: str) -> dict[str, Any]:
     selection = (
         {"key": "nightly-report"} if path.startswith("/api/jobs/") else {"status": "pending"}
     )
+    if path.endswith("/retry/"):
+        return {"filter": selection}
     change = {"shift": "PT1H"} if path.endswith("/reschedule/") else {"reason": "test"}
     return {"filter": selection, **change}
 
@@ -36,7 +37,20 @@ def world(db: None) -> World:
 
 
 def test_every_bulk_action_is_found():
-    assert len(BULK_PATHS) == 6, BULK_PATHS
+    from scheduling.registry import scheduled_models
+
+    domains = [
+        f"/api/{resource}/{action}/"
+        for resource in ("scheduled-purchases", "scheduled-training-notifications")
+        for action in ("cancel", "reschedule", "retry")
+    ]
+    generic = [
+        f"/api/events/{model._meta.app_label}/{model._meta.model_name}/{action}/"
+        for model in scheduled_models()
+        for action in ("cancel", "reschedule", "retry")
+    ]
+    jobs = ["/api/jobs/cancel/", "/api/jobs/reschedule/"]
+    assert sorted([*domains, *generic, *jobs]) == BULK_PATHS
 
 
 @pytest.mark.parametrize("path", BULK_PATHS)

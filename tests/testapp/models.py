@@ -34,6 +34,23 @@ class ScheduledPing(ScheduledEvent):
         return {"ping": self.ping.name}
 
 
+class ScheduledOnce(ScheduledEvent):
+    """At-most-once rows: the handler claims the row before an effect that must never repeat."""
+
+    ping = models.ForeignKey(Ping, on_delete=models.CASCADE, related_name="once")
+
+    handler_task = "testapp.handle_once_ping"
+    queue = "testapp"
+    at_most_once = True
+    related_for_event = ("ping",)
+
+    class Meta(ScheduledEvent.Meta):
+        db_table = "scheduled_once"
+
+    def event_data(self) -> dict[str, Any]:
+        return {"ping": self.ping.name}
+
+
 class PingEffect(models.Model):
     """The user-visible effect of handling an event; duplicates would show as extra rows."""
 

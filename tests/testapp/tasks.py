@@ -2,10 +2,11 @@ import time
 from typing import Any
 
 from celery import shared_task
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from scheduling.handling import handle_once
 from scheduling.tasks import EventHandlerTask
-from tests.testapp.models import PingEffect, ScheduledPing
+from tests.testapp.models import PingEffect, ScheduledOnce, ScheduledPing
 
 
 @shared_task(base=EventHandlerTask, name="testapp.handle_ping")
@@ -13,8 +14,43 @@ def handle_ping(event: dict[str, Any]) -> str:
     with handle_once(event, ScheduledPing) as row:
         if row is None:
             return "skipped"
+        fail_if_planned(row.ping.name, row.attempts)
         if row.ping.name.startswith("slow:"):
             # Fault tests kill the worker here, mid-handler, inside handle_once's transaction.
             time.sleep(float(row.ping.name.removeprefix("slow:")))
         PingEffect.objects.create(event_id=event["id"], ping_id=row.ping_id)
         return "handled"
+
+
+@shared_task(base=EventHandlerTask, name="testapp.handle_once_ping")
+def handle_once_ping(event: dict[str, Any]) -> str:
+    with handle_once(event, ScheduledOnce) as row:
+        if row is None:
+            return "skipped"
+        effect_beyond_rollback(event["id"], row.ping_id)
+        if row.ping.name.startswith("slow:"):
+            # Fault tests kill the worker here: the effect happened, it never reported back.
+            time.sleep(float(row.ping.name.removeprefix("slow:")))
+        return "handled"
+
+
+def effect_beyond_rollback(event_id: str, ping_id: int) -> None:
+    """The effect, recorded on a connection of its own in autocommit: like an email once sent,
+    no rollback of the handler's transaction takes it back when the worker dies."""
+    own = connections.create_connection(DEFAULT_DB_ALIAS)
+    try:
+        with own.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {PingEffect._meta.db_table} (event_id, ping_id, handled_at)"
+                " VALUES (%s, %s, statement_timestamp())",
+                [event_id, ping_id],
+            )
+    finally:
+        own.close()
+
+
+def fail_if_planned(name: str, attempts: int) -> None:
+    """A ping named "fail:N" fails its first N tries (the sweep counts each publication in
+    `attempts`), as a handler does while the service it calls is down."""
+    if name.startswith("fail:") and attempts <= int(name.removeprefix("fail:")):
+        raise RuntimeError(f"planned failure on try {attempts} of {name}")
