@@ -65,6 +65,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc from our own static files
+    "admincharts",  # Chart.js in its static files, for the operators' dashboard
     "scheduling",
     "scheduling.recurring",
     "scheduling.jobs",
@@ -101,9 +103,14 @@ TEMPLATES = [
 ]
 
 # --- Database -----------------------------------------------------------------------------
+# SCHEDULING_EMBEDDED=1: what `.ci/up` runs when PostgreSQL or Redis are away, for manage.py
+# too: SQLite in RUN_DIR (unless DATABASE_URL says otherwise), no Redis, a filesystem broker.
+EMBEDDED = env_bool("SCHEDULING_EMBEDDED", False)
 DATABASE_URL = env_url(
     "DATABASE_URL",
-    "postgres://postgres@127.0.0.1:5432/scheduling",
+    f"sqlite:///{RUN_DIR / 'embedded.sqlite3'}"
+    if EMBEDDED
+    else "postgres://postgres@127.0.0.1:5432/scheduling",
     schemes=("postgres", "postgresql", "sqlite"),
 )
 try:
@@ -119,7 +126,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
-REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 if REDIS_URL:
     REDIS_URL = env_url("REDIS_URL", REDIS_URL, schemes=("redis", "rediss", "unix"))
     CACHES = {
@@ -145,6 +152,8 @@ CELERY_BROKER_URL = env_url(
     redis_database(REDIS_URL, +1) if REDIS_URL else "filesystem://",
     schemes=("redis", "rediss", "unix", "amqp", "amqps", "pyamqp", "filesystem", "memory"),
 )
+if EMBEDDED:
+    CELERY_BROKER_URL = "filesystem://"
 CELERY_BROKER_CONNECTION_TIMEOUT = SCHEDULING_PUBLISH_TIMEOUT
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
@@ -208,9 +217,12 @@ SCHEDULING_RECURRING_MISFIRE_GRACE = env_float(
 )
 
 # --- Domains ------------------------------------------------------------------------------
-# Absolute links in emails (download links) start with this.
+# Absolute links in emails (download links) start with this: the site's public URL. By
+# default the local web server of `.ci/up`, on PORT.
 PURCHASES_SITE_URL = env_url(
-    "PURCHASES_SITE_URL", "http://localhost:8000", schemes=("http", "https")
+    "PURCHASES_SITE_URL",
+    f"http://localhost:{env_int('PORT', 8000, minimum=1)}",
+    schemes=("http", "https"),
 )
 
 # --- Email --------------------------------------------------------------------------------
@@ -251,6 +263,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
     "ENUM_NAME_OVERRIDES": {"ScheduledEventStatusEnum": "scheduling.models.Status"},
+    # Swagger UI and ReDoc from drf_spectacular_sidecar's static files, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Misc ---------------------------------------------------------------------------------
@@ -260,11 +276,19 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = RUN_DIR / "static"
+# LOG_FORMAT=json: one JSON object per line (project/logging.py), with the records' extra fields.
+LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not valid: expected text or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"download_tokens": {"()": "project.redaction.RedactDownloadTokens"}},
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "text": {"format": "%(message)s"},
+        "json": {"()": "project.logging.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "loggers": {"django.request": {"filters": ["download_tokens"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

@@ -3,10 +3,12 @@ admin's transaction, so the scheduled rows move with them."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import Case, Count, QuerySet, When
+from django.db.models import Case, Count, DurationField, F, QuerySet, When
+from django.db.models.functions import Now
 from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest
 from django.urls import reverse
@@ -152,9 +154,34 @@ class PurchaseAdmin(admin.ModelAdmin):
         )
 
 
+def lateness_expression() -> Case:
+    """How late a row was published (delivered_at - due_at), or how overdue a pending row is,
+    by the database's clock; NULL for rows not due yet, cancelled or expired unpublished."""
+    return Case(
+        When(delivered_at__isnull=False, then=F("delivered_at") - F("due_at")),
+        When(status=ScheduledPurchase.Status.PENDING, due_at__lt=Now(), then=Now() - F("due_at")),
+        default=None,
+        output_field=DurationField(),
+    )
+
+
+def short_duration(value: timedelta) -> str:
+    seconds = max(value.total_seconds(), 0.0)
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    minutes = int(seconds // 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    hours = minutes // 60
+    return f"{hours} h {minutes % 60} min" if hours < 48 else f"{hours // 24} d {hours % 24} h"
+
+
 @admin.register(ScheduledPurchase)
 class ScheduledPurchaseAdmin(ScheduledEventAdmin):
-    list_display = (*ScheduledEventAdmin.list_display, "customer", "release", "track", "artist")
+    # What the business asks about a row, narrow enough for a 1280 px screen with the filters.
+    list_display = ("row", "customer", "release", "track_title", "due_at", "state", "lateness")
     list_filter = (
         *ScheduledEventAdmin.list_filter,
         "purchase__release__artist",
@@ -164,14 +191,36 @@ class ScheduledPurchaseAdmin(ScheduledEventAdmin):
     list_select_related = ("purchase__customer", "purchase__release__artist", "track")
     search_fields = ("purchase__customer__email", "purchase__release__title")
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ScheduledPurchase]:
+        return super().get_queryset(request).annotate(lateness_value=lateness_expression())
+
+    @admin.display(description="Row", ordering="pk")
+    def row(self, obj: ScheduledPurchase) -> str:
+        return f"{obj.pk} v{obj.version}"
+
     @admin.display(description="Customer", ordering="purchase__customer__email")
     def customer(self, obj: ScheduledPurchase) -> Any:
         return obj.purchase.customer
 
     @admin.display(description="Release", ordering="purchase__release__title")
     def release(self, obj: ScheduledPurchase) -> Any:
-        return obj.purchase.release.title
+        release = obj.purchase.release
+        return f"{release.title} ({release.artist})"
 
-    @admin.display(description="Artist", ordering="purchase__release__artist__name")
-    def artist(self, obj: ScheduledPurchase) -> Any:
-        return obj.purchase.release.artist
+    @admin.display(description="Track", ordering="track__position")
+    def track_title(self, obj: ScheduledPurchase) -> str:
+        return obj.track.title if obj.track else "whole release"
+
+    @admin.display(description="Status", ordering="status")
+    def state(self, obj: ScheduledPurchase) -> str:
+        """The lifecycle state: a delivered row is awaiting handling or handled."""
+        if obj.status != ScheduledPurchase.Status.DELIVERED:
+            return obj.get_status_display()
+        return "Handled" if obj.handled_at else "Awaiting handling"
+
+    @admin.display(description="Lateness", ordering="lateness_value")
+    def lateness(self, obj: ScheduledPurchase) -> str:
+        value = getattr(obj, "lateness_value", None)
+        if value is None:
+            return "-"
+        return short_duration(value) if obj.delivered_at else f"{short_duration(value)} overdue"

@@ -8,8 +8,10 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from scheduling.admin.base import ScheduledEventAdmin, ScheduledEventInline, rows_changed
 from scheduling.jobs.models import Job, ScheduledJobRun
@@ -21,6 +23,7 @@ from scheduling.jobs.services import (
     job_cancel_many,
     job_patch,
 )
+from scheduling.models import Status
 from scheduling.targets import CallbackType
 
 
@@ -49,7 +52,7 @@ class ScheduledJobRunInline(ScheduledEventInline):
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
     form = JobForm
-    list_display = ("key", "target", "labels", "created_at", "updated_at")
+    list_display = ("key", "runs_status", "next_run", "runs", "target", "updated_at")
     search_fields = ("key",)
     date_hierarchy = "created_at"
     readonly_fields = ("key", "callback", "created_at", "updated_at")
@@ -59,6 +62,35 @@ class JobAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # jobs come from PUT /api/jobs/{key}/
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Job]:
+        # One join, counted three ways: the list's columns cost no query per job.
+        pending, failed = Q(runs__status=Status.PENDING), Q(runs__status=Status.FAILED)
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                run_count=Count("runs"),
+                pending_runs=Count("runs", filter=pending),
+                failed_runs=Count("runs", filter=failed),
+                next_run_at=Min("runs__due_at", filter=pending),
+            )
+        )
+
+    @admin.display(description="Status", ordering="-failed_runs")
+    def runs_status(self, obj: Job) -> str:
+        counts = [(obj.pending_runs, "pending"), (obj.failed_runs, "failed")]  # type: ignore[attr-defined]
+        return ", ".join(f"{n} {word}" for n, word in counts if n) or "nothing pending"
+
+    @admin.display(description="Next run", ordering="next_run_at")
+    def next_run(self, obj: Job) -> Any:
+        return getattr(obj, "next_run_at", None) or "-"
+
+    @admin.display(description="Runs", ordering="run_count")
+    def runs(self, obj: Job) -> str:
+        url = reverse("admin:scheduling_jobs_scheduledjobrun_changelist")
+        count = obj.run_count  # type: ignore[attr-defined]
+        return format_html('<a href="{}?job__id__exact={}">{}</a>', url, obj.pk, count)
 
     def save_model(
         self, request: HttpRequest, obj: Job, form: forms.ModelForm, change: bool

@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 from scheduling.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
 from tests.security.world import World, build_world
-from tests.testapp.models import ScheduledNotice, ScheduledPing
+from tests.testapp.models import ScheduledNotice, ScheduledOnce, ScheduledPing
 from trainings.kinds import Phase
 from trainings.models import Player, PushNotification, Training
 from trainings.services import questionnaire_answer
@@ -55,6 +55,7 @@ CRUD["DELETE"] = ["delete"]
 # Operations whose rule is not the method's CRUD permission on the resource's model.
 SPECIAL: dict[tuple[str, str], Any] = {
     ("GET", "/api/downloads/{token}/"): PUBLIC,  # the signed token is the credential
+    ("POST", "/api/auth/token/"): PUBLIC,  # the password is the credential
     ("PUT", "/api/jobs/{key}/"): ["add", "change"],  # creates or replaces
     ("POST", "/api/jobs/cancel/"): ["change"],
     ("POST", "/api/jobs/reschedule/"): ["change"],
@@ -72,9 +73,11 @@ SPECIAL: dict[tuple[str, str], Any] = {
 # Routes outside the OpenAPI schema (admin is covered by its own matrix below).
 OTHER_ROUTES: dict[tuple[str, str], Any] = {
     ("GET", "/healthz"): PUBLIC,  # load balancers probe it without credentials
+    ("GET", "/metrics"): {"staff"},  # a staff session (or the bearer token): superusers
     ("GET", "/api/schema/"): SIGNED_IN,
-    ("GET", "/api/docs/"): SIGNED_IN,
-    ("GET", "/api/"): SIGNED_IN,  # the router's index of the framework's resources
+    ("GET", "/api/docs/"): SIGNED_IN,  # anonymous: 401, a page saying how to sign in
+    ("GET", "/api/redoc/"): SIGNED_IN,
+    ("GET", "/api/"): SIGNED_IN,  # the index of every resource
 }
 
 
@@ -250,6 +253,7 @@ def seed_admin_rows(world: World) -> None:
     # Registered by the framework's default admin (the test app writes no admin module).
     row: ScheduledPing = ScheduledPingFactory()  # type: ignore[assignment]
     ScheduledNotice.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
+    ScheduledOnce.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
 
 
 def staff_for(role: str, model: str) -> Client:
@@ -331,6 +335,10 @@ DJANGO_ADMIN_PAGES = {
 # Pages added to the site: name -> its rule.
 ADMIN_PAGES = {
     "scheduling_attention": "staff; lists only the scheduled models the user may view",
+    # tests/ops_dashboard checks these with the same roles as the attention page.
+    "scheduling_dashboard": "staff; shows only the scheduled models the user may view",
+    "scheduling_dashboard_data": "staff; the dashboard's figures, same models as the page",
+    "scheduling_dashboard_chart": "staff; Chart.js, when the host does not serve it as a static file",
 }
 
 

@@ -1,11 +1,15 @@
 // Recurring schedule form: keeps the "Next fire times" box in step with the fields being
-// edited, saved or not. The server computes the times (the same cron code as the sweep).
+// edited, saved or not, with the payload the first of them would publish. The server computes
+// both (the same cron and template code as the sweep).
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   const box = document.querySelector(".fire-preview[data-url]");
   const form = box && box.closest("form");
   if (!form) return;
-  const names = ["cron", "timezone", "starts_at_0", "starts_at_1", "ends_at_0", "ends_at_1"];
+  const names = [
+    "name", "cron", "timezone", "starts_at_0", "starts_at_1", "ends_at_0", "ends_at_1",
+    "payload_template",
+  ];
   // The admin's Today/Now links, calendar and clock set a field without an input event.
   const pickers = ".datetimeshortcuts, .calendarbox, .clockbox";
   let timer = null;

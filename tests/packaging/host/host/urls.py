@@ -4,5 +4,4 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/scheduling/", include("scheduling.api.urls")),
-    path("api/shop/", include("shop.urls")),
 ]
