@@ -181,7 +181,10 @@ def short_duration(value: timedelta) -> str:
 @admin.register(ScheduledPurchase)
 class ScheduledPurchaseAdmin(ScheduledEventAdmin):
     # What the business asks about a row, narrow enough for a 1280 px screen with the filters.
-    list_display = ("row", "customer", "release", "track_title", "due_at", "state", "lateness")
+    list_display = (
+        *("row", "customer", "release", "track_title", "due_at", "state", "lateness"),
+        *("attempts", "last_error"),
+    )
     list_filter = (
         *ScheduledEventAdmin.list_filter,
         "purchase__release__artist",

@@ -177,19 +177,22 @@ def test_event_id_names_model_pk_and_version():
 
 
 def test_each_concrete_model_gets_the_partial_pending_due_index():
-    pending_due, awaiting = ScheduledPing._meta.indexes
+    pending_due, awaiting, failed = ScheduledPing._meta.indexes
     assert pending_due.fields == ["due_at", "id"]
     assert str(pending_due.condition) == "(AND: ('status', 'pending'))"
     assert awaiting.fields == ["delivered_at"]
     assert str(awaiting.condition) == "(AND: ('handled_at__isnull', True), ('status', 'delivered'))"
-    assert all(len(index.name) <= 30 for index in (pending_due, awaiting))
+    assert failed.fields == ["updated_at", "id"]
+    assert str(failed.condition) == "(AND: ('status', 'failed'))"
+    assert all(len(index.name) <= 30 for index in (pending_due, awaiting, failed))
 
 
 def test_a_model_without_a_handler_gets_no_awaiting_handling_index():
     from tests.testapp.models import ScheduledNotice
 
     assert not ScheduledNotice.get_awaits_handling()
-    assert [index.fields for index in ScheduledNotice._meta.indexes] == [["due_at", "id"]]
+    fields = [index.fields for index in ScheduledNotice._meta.indexes]
+    assert fields == [["due_at", "id"], ["updated_at", "id"]]
 
 
 def test_a_shift_that_would_carry_a_row_out_of_range_is_refused_whole():
