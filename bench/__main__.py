@@ -1,7 +1,8 @@
 """python -m bench [scenario ...] [--quick]
 
-Scenarios: drain, lateness, scale, reschedule (runs after scale), create, memory; `all` (the
-default) runs them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
+Scenarios: drain, lateness, scale, reschedule (runs after scale), create, memory, purge, metrics;
+`all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
+bench/results.jsonl.
 Runs on its own database (scheduling_bench) and Redis databases 10/11, never on development
 data. Each figure is printed and appended to bench/results.jsonl.
 """
@@ -19,6 +20,9 @@ FULL = {
     "large": 10_000_000,
     "create": 100_000,
     "memory": 1_000_000,
+    "purge_table": 10_000_000,
+    "purge_done": 1_000_000,
+    "metrics": 10_000_000,
 }
 QUICK = {
     "drain": 20_000,
@@ -28,8 +32,11 @@ QUICK = {
     "large": 100_000,
     "create": 10_000,
     "memory": 50_000,
+    "purge_table": 200_000,
+    "purge_done": 20_000,
+    "metrics": 100_000,
 }
-SCENARIOS = ["drain", "lateness", "scale", "reschedule", "create", "memory"]
+SCENARIOS = ["drain", "lateness", "scale", "reschedule", "create", "memory", "purge", "metrics"]
 
 
 def configure() -> None:
@@ -45,6 +52,8 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.drain import run_drain
     from bench.lateness import run_lateness
     from bench.memory import run_memory
+    from bench.metrics import run_metrics
+    from bench.purge import run_purge
     from bench.reschedule import run_reschedule
     from bench.scale import run_scale
 
@@ -59,6 +68,10 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
         "reschedule": lambda: run_scale_then_reschedule(sizes["small"], sizes["large"]),
         "create": lambda: run_create(sizes["create"]),
         "memory": lambda: run_memory(sizes["small"], sizes["memory"]),
+        "purge": lambda: run_purge(
+            sizes["purge_table"], sizes["purge_done"], sizes["rate"], sizes["seconds"]
+        ),
+        "metrics": lambda: run_metrics(sizes["metrics"]),
     }
 
 

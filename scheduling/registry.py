@@ -42,7 +42,7 @@ def queue_names() -> list[str]:
 
 def beat_schedule() -> dict[str, dict[str, Any]]:
     conf = scheduling_settings()
-    return {
+    sweeps = {
         f"sweep {model._meta.label} slot {slot}": {
             "task": "scheduling.sweep",
             "schedule": conf.sweep_interval,
@@ -54,3 +54,10 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
         for model in scheduled_models()
         for slot in range(conf.sweeper_slots)
     }
+    purge = {
+        "task": "scheduling.purge",
+        "schedule": 3600.0,
+        # A run that waited half an hour in the queue is dropped: the next one is near.
+        "options": {"queue": conf.queue, "expires": 1800.0},
+    }
+    return {**sweeps, "scheduling purge": purge}

@@ -4,6 +4,7 @@ from typing import Any
 from celery import Task, shared_task
 
 from scheduling.conf import scheduling_settings
+from scheduling.purge import PURGE_TIME_BUDGET, purge_all
 from scheduling.registry import get_scheduled_model
 from scheduling.sweep import sweep
 
@@ -25,3 +26,8 @@ class EventHandlerTask(Task):
 def sweep_task(label: str, slot: int = 0) -> dict[str, Any]:
     hold = min(scheduling_settings().sweep_hold, scheduling_settings().sweep_interval)
     return asdict(sweep(get_scheduled_model(label), slot=slot, hold=hold))
+
+
+@shared_task(name="scheduling.purge", ignore_result=True)
+def purge_task(time_budget: float = PURGE_TIME_BUDGET) -> list[dict[str, Any]]:
+    return [asdict(result) for result in purge_all(time_budget=time_budget)]

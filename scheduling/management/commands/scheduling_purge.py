@@ -1,0 +1,41 @@
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from scheduling.models import ScheduledEvent
+from scheduling.purge import count_purgeable, purge_model
+from scheduling.registry import get_scheduled_model, scheduled_models
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete done rows older than their retention: handled, cancelled and (without a handler)"
+        " delivered after SCHEDULING_KEEP_DONE_DAYS, failed and expired after"
+        " SCHEDULING_KEEP_FAILED_DAYS. Never a pending row, nor one awaiting its handler."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print the counts per model, delete nothing"
+        )
+        parser.add_argument("--model", help="app_label.ModelName (default: every scheduled model)")
+
+    def handle(self, *args: Any, dry_run: bool, model: str | None, **options: Any) -> None:
+        for chosen in self._models(model):
+            label = chosen._meta.label
+            if dry_run:
+                self.stdout.write(f"{label}: would delete {count_purgeable(chosen)}")
+                continue
+            result = purge_model(chosen)
+            self.stdout.write(
+                f"{label}: deleted {result.deleted} of {result.examined} rows"
+                f" ({result.batches} batches)"
+            )
+
+    def _models(self, label: str | None) -> list[type[ScheduledEvent]]:
+        if label is None:
+            return scheduled_models()
+        try:
+            return [get_scheduled_model(label)]
+        except LookupError as exc:
+            raise CommandError(str(exc)) from None

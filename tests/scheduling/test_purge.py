@@ -1,0 +1,446 @@
+"""Retention: done rows are deleted after their retention, in batches; nothing else ever is."""
+
+import os
+import subprocess
+import sys
+import threading
+from datetime import datetime, timedelta
+from io import StringIO
+from typing import Any
+
+import psycopg
+import pytest
+from celery import current_app, signals
+from celery.beat import Service
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.db.models.signals import post_delete
+from django.test import override_settings
+
+from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.models import ScheduledEvent
+from scheduling.purge import purge_all, purge_model, remember, resume_point
+from scheduling.recurring.models import ScheduledOccurrence, _next_occurrence
+from scheduling.registry import beat_schedule
+from scheduling.sweep import database_now
+from scheduling.tasks import purge_task
+from tests.conftest import CURRENT_TIME, ROOT
+from tests.factories import PingFactory
+from tests.recurring.conftest import make_schedule
+from tests.testapp.models import ScheduledNotice, ScheduledPing
+
+pytestmark = pytest.mark.django_db
+
+Status = ScheduledEvent.Status
+NOW = CURRENT_TIME
+DAY = timedelta(days=1)
+SECOND = timedelta(seconds=1)
+LABEL = "testapp.ScheduledPing"
+
+
+def make(model: type[Any] = ScheduledPing, status: str = Status.PENDING, **times):
+    """A row of `model` in `status`, its timestamps as given (updated_at: NOW unless given)."""
+    row = model.objects.create(ping=PingFactory(), due_at=NOW - 60 * DAY, status=status)
+    model.objects.filter(pk=row.pk).update(**{"updated_at": NOW, **times})
+    return row
+
+
+@pytest.fixture
+def now() -> datetime:
+    """The database's clock, for what the command and the task purge by it."""
+    return database_now()
+
+
+def remaining(model: type[ScheduledEvent] = ScheduledPing) -> set[int]:
+    return set(model.objects.values_list("pk", flat=True))
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("scheduling_purge", *args, stdout=out)
+    return out.getvalue()
+
+
+DONE_SINCE = [
+    (Status.CANCELLED, "cancelled_at", 7),
+    (Status.DELIVERED, "handled_at", 7),
+    (Status.FAILED, "updated_at", 30),
+    (Status.EXPIRED, "updated_at", 30),
+]
+
+
+@pytest.mark.parametrize(("status", "since", "days"), DONE_SINCE)
+def test_a_done_row_is_deleted_once_older_than_its_retention(status, since, days):
+    cutoff = NOW - days * DAY
+    older = make(status=status, **{since: cutoff - SECOND})
+    at_cutoff = make(status=status, **{since: cutoff})
+    newer = make(status=status, **{since: cutoff + SECOND})
+
+    result = purge_model(ScheduledPing, now=NOW)
+
+    assert result.deleted == 1
+    assert older.pk not in remaining()
+    assert {at_cutoff.pk, newer.pk} <= remaining()
+
+
+@override_settings(SCHEDULING_KEEP_DONE_DAYS=2, SCHEDULING_KEEP_FAILED_DAYS=3)
+@pytest.mark.parametrize(("status", "since", "days"), DONE_SINCE)
+def test_the_retention_follows_the_settings(status, since, days):
+    days = {7: 2, 30: 3}[days]
+    older = make(status=status, **{since: NOW - days * DAY - SECOND})
+    newer = make(status=status, **{since: NOW - days * DAY + SECOND})
+
+    purge_model(ScheduledPing, now=NOW)
+
+    assert remaining() == {newer.pk}
+    assert older.pk not in remaining()
+
+
+def test_failed_and_expired_rows_outlive_the_done_retention():
+    failed = make(status=Status.FAILED, updated_at=NOW - 29 * DAY)
+    expired = make(status=Status.EXPIRED, updated_at=NOW - 29 * DAY)
+
+    purge_model(ScheduledPing, now=NOW)
+
+    assert remaining() == {failed.pk, expired.pk}
+
+
+def test_pending_rows_are_never_deleted_however_old():
+    ancient = NOW - 3650 * DAY
+    pending = make(
+        status=Status.PENDING,
+        due_at=ancient,
+        created_at=ancient,
+        updated_at=ancient,
+        delivered_at=ancient,
+        handled_at=ancient,
+        cancelled_at=ancient,
+    )
+
+    assert purge_model(ScheduledPing, now=NOW).deleted == 0
+    assert remaining() == {pending.pk}
+
+
+def test_a_delivered_row_awaiting_its_handler_is_never_deleted():
+    ancient = NOW - 3650 * DAY
+    awaiting = make(status=Status.DELIVERED, delivered_at=ancient, updated_at=ancient)
+
+    assert purge_model(ScheduledPing, now=NOW).deleted == 0
+    assert remaining() == {awaiting.pk}
+
+
+def test_a_model_without_a_handler_is_done_once_delivered():
+    older = make(ScheduledNotice, status=Status.DELIVERED, delivered_at=NOW - 7 * DAY - SECOND)
+    newer = make(ScheduledNotice, status=Status.DELIVERED, delivered_at=NOW - 7 * DAY + SECOND)
+
+    assert purge_model(ScheduledNotice, now=NOW).deleted == 1
+    assert remaining(ScheduledNotice) == {newer.pk}
+    assert older.pk not in remaining(ScheduledNotice)
+
+
+def test_a_cancelled_row_without_cancelled_at_counts_from_its_last_update():
+    old = make(status=Status.CANCELLED, updated_at=NOW - 8 * DAY)
+    recent = make(status=Status.CANCELLED, updated_at=NOW - 6 * DAY)
+
+    purge_model(ScheduledPing, now=NOW)
+
+    assert remaining() == {recent.pk}
+    assert old.pk not in remaining()
+
+
+def mixed_rows(count: int, now: datetime = NOW) -> set[int]:
+    """`count` rows cycling through kept and purgeable states; returns the pks to be kept."""
+    states: list[tuple[str, dict[str, Any], bool]] = [
+        (Status.PENDING, {}, True),
+        (Status.DELIVERED, {"handled_at": now - 8 * DAY}, False),
+        (Status.DELIVERED, {"delivered_at": now - 8 * DAY}, True),
+        (Status.CANCELLED, {"cancelled_at": now - 9 * DAY}, False),
+        (Status.FAILED, {"updated_at": now - 10 * DAY}, True),
+        (Status.EXPIRED, {"updated_at": now - 31 * DAY}, False),
+    ]
+    kept = set()
+    for n in range(count):
+        status, times, keep = states[n % len(states)]
+        row = make(status=status, **{"updated_at": now, **times})
+        if keep:
+            kept.add(row.pk)
+    return kept
+
+
+def test_small_batches_walk_the_whole_table_to_the_same_result():
+    kept = mixed_rows(20)
+
+    with override_settings(SCHEDULING_BATCH_SIZE=3):
+        result = purge_model(ScheduledPing, now=NOW)
+
+    assert remaining() == kept
+    assert (result.deleted, result.examined, result.batches) == (10, 20, 7)
+
+
+def test_a_purge_out_of_time_stops_between_batches_and_resumes_there():
+    kept = mixed_rows(12)
+
+    with override_settings(SCHEDULING_BATCH_SIZE=5):
+        first = purge_model(ScheduledPing, now=NOW, deadline=0)
+        assert first.batches == 1
+        assert first.resume_after is not None
+        rest = purge_model(ScheduledPing, now=NOW, after=first.resume_after)
+
+    assert rest.resume_after is None
+    assert first.deleted + rest.deleted == 6
+    assert remaining() == kept
+
+
+def test_the_hourly_task_purges_every_scheduled_model(now):
+    ping = make(status=Status.DELIVERED, handled_at=now - 8 * DAY)
+    notice = make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
+
+    results = purge_task()
+
+    assert {result["model"] for result in results} >= {
+        "testapp.ScheduledPing",
+        "testapp.ScheduledNotice",
+        "purchases.ScheduledPurchase",
+        "scheduling_recurring.ScheduledOccurrence",
+        "scheduling_jobs.ScheduledJobRun",
+    }
+    assert ping.pk not in remaining()
+    assert notice.pk not in remaining(ScheduledNotice)
+
+
+def test_the_next_run_resumes_where_a_run_out_of_time_stopped(now):
+    first = make(status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
+    second = make(status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
+    remember(ScheduledPing, first.pk)  # as a run out of time leaves it
+
+    purge_all()
+    assert remaining() == {first.pk}
+    assert resume_point(ScheduledPing) is None  # walked to the end: the next run starts over
+    purge_all()
+
+    assert remaining() == set()
+    assert second.pk not in remaining()
+
+
+def test_dry_run_prints_the_counts_per_model_and_deletes_nothing(now):
+    mixed_rows(12, now)
+    make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
+    before = remaining()
+
+    output = run("--dry-run")
+
+    assert "testapp.ScheduledPing: would delete 6\n" in output
+    assert "testapp.ScheduledNotice: would delete 1\n" in output
+    assert "scheduling_jobs.ScheduledJobRun: would delete 0\n" in output
+    assert remaining() == before
+    assert len(remaining(ScheduledNotice)) == 1
+
+
+def test_the_command_deletes_and_reports_per_model(now):
+    kept = mixed_rows(12, now)
+    make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
+
+    output = run()
+
+    assert "testapp.ScheduledPing: deleted 6 of 12 rows (1 batches)\n" in output
+    assert "testapp.ScheduledNotice: deleted 1 of 1 rows (1 batches)\n" in output
+    assert remaining() == kept
+
+
+def test_the_model_option_limits_the_purge_to_that_model(now):
+    make(status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
+    notice = make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
+
+    output = run("--model", "testapp.scheduledping")
+
+    assert output == "testapp.ScheduledPing: deleted 1 of 1 rows (1 batches)\n"
+    assert remaining() == set()
+    assert remaining(ScheduledNotice) == {notice.pk}
+
+
+def test_an_unknown_model_is_refused_naming_the_accepted_labels():
+    with pytest.raises(CommandError) as refused:
+        run("--model", "nope.Model")
+
+    message = str(refused.value)
+    assert message.startswith("'nope.Model' is not a scheduled model; expected one of: ")
+    assert "testapp.ScheduledPing" in message
+    assert "scheduling_jobs.ScheduledJobRun" in message
+
+
+def test_beat_runs_the_purge_hourly_on_the_scheduling_queue(tmp_path):
+    entry = beat_schedule()["scheduling purge"]
+    assert 0 < entry["options"]["expires"] <= 3600
+
+    service = Service(current_app, schedule_filename=str(tmp_path / "beat"))
+    try:
+        signals.beat_init.send(sender=service)
+        purge = service.scheduler.schedule["scheduling purge"]
+    finally:
+        service.scheduler.close()
+
+    assert (purge.task, purge.schedule.run_every) == ("scheduling.purge", timedelta(hours=1))
+    assert purge.options["queue"] == "scheduling"
+
+
+def test_deletion_signals_are_sent_when_someone_listens() -> None:
+    done = [make(status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY) for _ in range(3)]
+    kept = make(status=Status.CANCELLED, cancelled_at=NOW - 6 * DAY)
+    deleted: list[int] = []
+
+    def note(sender: type, instance: ScheduledEvent, **kwargs: Any) -> None:
+        deleted.append(instance.pk)
+
+    post_delete.connect(note, sender=ScheduledPing)
+    try:
+        with override_settings(SCHEDULING_BATCH_SIZE=2):
+            result = purge_model(ScheduledPing, now=NOW)
+    finally:
+        post_delete.disconnect(note, sender=ScheduledPing)
+
+    assert result.deleted == 3
+    assert sorted(deleted) == sorted(row.pk for row in done)
+    assert remaining() == {kept.pk}
+
+
+# --- job runs and occurrences ---------------------------------------------------------------
+
+
+def make_run(job: Job, status: str, **times) -> ScheduledJobRun:
+    run = ScheduledJobRun.objects.create(job=job, due_at=NOW - 60 * DAY, status=status)
+    ScheduledJobRun.objects.filter(pk=run.pk).update(**{"updated_at": NOW, **times})
+    return run
+
+
+def test_job_runs_are_done_once_delivered():
+    job = Job.objects.create(key="report", callback={"type": "queue", "queue": "reminders"})
+    pending = make_run(job, Status.PENDING)
+    old = make_run(job, Status.DELIVERED, delivered_at=NOW - 8 * DAY)
+    recent = make_run(job, Status.DELIVERED, delivered_at=NOW - 6 * DAY)
+    cancelled = make_run(job, Status.CANCELLED, cancelled_at=NOW - 8 * DAY)
+
+    assert purge_model(ScheduledJobRun, now=NOW).deleted == 2
+    assert remaining(ScheduledJobRun) == {pending.pk, recent.pk}
+    assert {old.pk, cancelled.pk}.isdisjoint(remaining(ScheduledJobRun))
+    assert Job.objects.filter(pk=job.pk).exists()
+
+
+def make_occurrence(schedule, status: str, due_at, **fields) -> ScheduledOccurrence:
+    fields.setdefault("schedule_version", schedule.version)
+    occurrence = ScheduledOccurrence.objects.create(
+        schedule=schedule, due_at=due_at, status=status, **fields
+    )
+    stamp = {"delivered_at": due_at, "handled_at": None, "cancelled_at": due_at}
+    ScheduledOccurrence.objects.filter(pk=occurrence.pk).update(updated_at=due_at, **stamp)
+    return occurrence
+
+
+def test_a_schedule_keeps_the_occurrence_its_timeline_goes_on_from():
+    schedule = make_schedule(cron="0 * * * *", misfire_policy="fire_all", starts_at=NOW - 30 * DAY)
+    [next_fire] = schedule.occurrences.filter(status=Status.PENDING)
+    hours = [NOW - 20 * DAY + n * timedelta(hours=1) for n in range(3)]
+    make_occurrence(schedule, Status.DELIVERED, hours[0])
+    make_occurrence(schedule, Status.CANCELLED, hours[1])
+    latest = make_occurrence(schedule, Status.DELIVERED, hours[2])
+    manual = make_occurrence(schedule, Status.DELIVERED, hours[2] + SECOND, manual=True)
+    stale = make_occurrence(schedule, Status.DELIVERED, hours[2] + DAY, schedule_version=0)
+
+    assert purge_model(ScheduledOccurrence, now=NOW).deleted == 4
+
+    assert remaining(ScheduledOccurrence) == {next_fire.pk, latest.pk}
+    assert {manual.pk, stale.pk}.isdisjoint(remaining(ScheduledOccurrence))
+    # With its pending occurrence gone, the schedule would go on from the fire after `latest`.
+    next_fire.delete()
+    following = _next_occurrence(schedule, NOW)
+    assert following is not None
+    assert following.due_at == hours[2] + timedelta(hours=1)
+
+
+def test_the_kept_occurrence_moves_on_with_the_next_fire():
+    schedule = make_schedule(cron="0 * * * *")
+    first = make_occurrence(schedule, Status.DELIVERED, NOW - 40 * DAY)
+    assert purge_model(ScheduledOccurrence, now=NOW).deleted == 0
+
+    make_occurrence(schedule, Status.EXPIRED, NOW - 35 * DAY)
+    make_occurrence(schedule, Status.DELIVERED, NOW - 10 * DAY)
+
+    assert purge_model(ScheduledOccurrence, now=NOW).deleted == 2
+    assert first.pk not in remaining(ScheduledOccurrence)
+    assert len(remaining(ScheduledOccurrence)) == 2  # the latest fire and the pending one
+
+
+# --- concurrency ----------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_another_transaction_holds_is_skipped_without_waiting() -> None:
+    held = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
+    free = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
+    db = connection.settings_dict
+    other = psycopg.connect(
+        host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]
+    )
+    try:
+        other.execute("SELECT 1 FROM scheduled_ping WHERE id = %s FOR UPDATE", [held.pk])
+        finished = threading.Event()
+        result: list[int] = []
+
+        def purge() -> None:
+            result.append(purge_model(ScheduledPing, now=NOW).deleted)
+            connection.close()
+            finished.set()
+
+        threading.Thread(target=purge).start()
+        assert finished.wait(10), "the purge waited for the row lock"
+    finally:
+        other.rollback()
+        other.close()
+
+    assert result == [1]
+    assert remaining() == {held.pk}
+    assert free.pk not in remaining()
+
+
+# --- the embedded mode ----------------------------------------------------------------------
+
+MAKE_EMBEDDED_ROWS = """
+from datetime import timedelta
+from django.utils import timezone
+from tests.testapp.models import Ping, ScheduledPing
+old = timezone.now() - timedelta(days=40)
+for status in ("pending", "delivered", "cancelled", "failed"):
+    row = ScheduledPing.objects.create(ping=Ping.objects.create(name=status), due_at=old, status=status)
+    ScheduledPing.objects.filter(pk=row.pk).update(updated_at=old, handled_at=old, cancelled_at=old)
+"""
+
+
+@pytest.mark.slow
+def test_the_embedded_mode_purges_on_sqlite(tmp_path):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
+        "REDIS_URL": "",
+        "CELERY_BROKER_URL": "filesystem://",
+        "RUN_DIR": str(tmp_path),
+        "SCHEDULING_BATCH_SIZE": "2",
+    }
+
+    def manage(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    manage("migrate", "-v", "0")
+    manage("shell", "-v", "0", "-c", MAKE_EMBEDDED_ROWS)
+
+    assert "would delete 3" in manage("scheduling_purge", "--dry-run", "--model", LABEL)
+    assert "deleted 3 of 4 rows (2 batches)" in manage("scheduling_purge", "--model", LABEL)
+    assert "would delete 0" in manage("scheduling_purge", "--dry-run", "--model", LABEL)
