@@ -77,18 +77,24 @@ def handle_once(
 def _handling(
     event: Mapping[str, Any], model: type[ScheduledEvent]
 ) -> Iterator[ScheduledEvent | None]:
-    row = None
-    try:
-        with transaction.atomic():
-            row = _locked_if_unhandled(model, event)
-            yield row
-            if row is not None:
+    failure: Exception | None = None
+    with transaction.atomic():
+        row = _locked_if_unhandled(model, event)
+        if row is None:
+            yield None
+            return
+        try:
+            with transaction.atomic():  # a savepoint: a failed effect rolls back alone
+                yield row
                 model.objects.filter(pk=row.pk).update(handled_at=Now())
                 metrics.record_handled(model)
-    except Exception as exc:
-        if row is not None:
+        except Exception as exc:
+            # Recorded while the row is still locked, so the reconciliation cannot requeue it
+            # in between and lose the error and the backoff.
             record_failure(model, row, exc)
-        raise
+            failure = exc
+    if failure is not None:
+        raise failure
 
 
 @contextmanager
@@ -110,8 +116,13 @@ def _handling_at_most_once(
     claimed = model.objects.filter(pk=row.pk, status=Status.FAILED, version=row.version)
     try:
         # The effect's own reads and writes still run in a transaction, which commits with
-        # `handled_at`; only the claim had to commit before it.
+        # `handled_at`; only the claim had to commit before it. The claimed row stays locked
+        # through the effect: a retry() or cancel() of it waits until the effect is done, then
+        # finds the row handled, so a person cannot start a second effect mid-way.
         with transaction.atomic():
+            if not claimed.select_for_update().values_list("pk", flat=True):
+                yield None  # retried or cancelled between the claim and now: not ours
+                return
             yield row
             claimed.update(
                 status=Status.DELIVERED, handled_at=Now(), last_error="", updated_at=Now()
@@ -133,8 +144,9 @@ def _locked_if_unhandled(
 
 
 def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseException) -> None:
-    """The handling failed and rolled back: note why, and either schedule the next try (the
-    sweep publishes it again when due) or, out of tries, mark the row failed."""
+    """The effect failed and its savepoint rolled back; the caller still holds the row lock.
+    Note why, and either schedule the next try (the sweep publishes it again when due) or, out
+    of tries, mark the row failed."""
     conf = scheduling_settings()
     out_of_tries = row.attempts >= conf.max_attempts
     changes: dict[str, Any] = {"last_error": describe(exc)[:2000], "updated_at": Now()}
@@ -144,11 +156,11 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
         changes["status"] = Status.PENDING
         changes["due_at"] = timezone.now() + retry_delay(row.attempts)
     try:
-        # Only the version that failed, still unhandled: a concurrent retry() or reschedule
-        # made a new version, which keeps its own course.
-        if model.objects.filter(
-            pk=row.pk, version=row.version, status=Status.DELIVERED, handled_at__isnull=True
-        ).update(**changes):
+        with transaction.atomic():  # a savepoint: a failed write leaves the caller usable
+            updated = model.objects.filter(
+                pk=row.pk, version=row.version, status=Status.DELIVERED, handled_at__isnull=True
+            ).update(**changes)
+        if updated:
             metrics.record_handle_failure(model, retried=not out_of_tries)
     except DatabaseError:  # the database itself failed: reconciliation republishes the event
         log.exception("could not record the failed handling of %s", row.event_id)

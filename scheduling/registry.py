@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from celery.schedules import crontab
 from django.apps import apps
 
 from scheduling.conf import scheduling_settings
@@ -56,7 +57,9 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
     }
     purge = {
         "task": "scheduling.purge",
-        "schedule": 3600.0,
+        # On the clock, not every 3600 s from beat's start: beat's entries are made anew at each
+        # start, so an interval would put the purge off by an hour at every restart.
+        "schedule": crontab(minute=0),
         # A run that waited half an hour in the queue is dropped: the next one is near.
         "options": {"queue": conf.queue, "expires": 1800.0},
     }

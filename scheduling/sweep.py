@@ -224,7 +224,10 @@ def requeue_unhandled(
         failed = stale.filter(attempts__gte=conf.max_attempts).update(
             status=Status.FAILED, last_error=note, updated_at=Now()
         )
-        return stale.update(status=Status.PENDING, due_at=Now(), last_error=note), failed
+        requeued = stale.update(
+            status=Status.PENDING, due_at=Now(), last_error=note, updated_at=Now()
+        )
+        return requeued, failed
     table = connection.ops.quote_name(model._meta.db_table)
     pk = connection.ops.quote_name(model._meta.pk.column)
     clock = "%(now)s" if now is not None else "statement_timestamp()"

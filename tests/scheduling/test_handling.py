@@ -220,3 +220,36 @@ def test_handler_tasks_survive_worker_loss_and_leave_retries_to_the_sweep():
     assert handle_ping.acks_late
     assert handle_ping.reject_on_worker_lost
     assert not getattr(handle_ping, "autoretry_for", ())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_during_an_at_most_once_effect_waits_and_starts_no_second_effect(monkeypatch):
+    import threading
+
+    from django.db import connection
+
+    monkeypatch.setattr(ScheduledPing, "at_most_once", True)
+    row = ScheduledPingFactory(status=Status.DELIVERED)
+    in_effect, release = threading.Event(), threading.Event()
+
+    def handler():
+        try:
+            with handle_once(event_for(row)) as handled:
+                assert handled is not None
+                in_effect.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=handler)
+    worker.start()
+    assert in_effect.wait(10)
+    # The claim reads `failed`: a person retries it while the effect is still running.
+    threading.Timer(0.5, release.set).start()
+    retried = ScheduledPing.objects.filter(pk=row.pk).retry()
+    worker.join(10)
+
+    row.refresh_from_db()
+    assert retried == 0  # it waited for the effect, then found the row handled
+    assert (row.status, row.version) == (Status.DELIVERED, 1)
+    assert row.handled_at is not None
