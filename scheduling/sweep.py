@@ -231,10 +231,12 @@ def requeue_unhandled(
     table = connection.ops.quote_name(model._meta.db_table)
     pk = connection.ops.quote_name(model._meta.pk.column)
     clock = "%(now)s" if now is not None else "statement_timestamp()"
+    unhandled = (
+        f"status = 'delivered' AND handled_at IS NULL AND delivered_at < {clock} - %(timeout)s"
+    )
     sql = f"""
         WITH stale AS (
-            SELECT {pk} AS stale_pk FROM {table}
-            WHERE status = 'delivered' AND handled_at IS NULL AND delivered_at < {clock} - %(timeout)s
+            SELECT {pk} AS stale_pk FROM {table} WHERE {unhandled}
             ORDER BY delivered_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
         )
         UPDATE {table} SET
@@ -251,6 +253,12 @@ def requeue_unhandled(
         "max": conf.max_attempts,
         "note": note,
     }
+    with connection.cursor() as cursor:
+        # Every tick runs this: one probe of the awaiting-handling index, and the transaction
+        # only when something is stale.
+        cursor.execute(f"SELECT 1 FROM {table} WHERE {unhandled} LIMIT 1", params)
+        if cursor.fetchone() is None:
+            return 0, 0
     with transaction.atomic(), connection.cursor() as cursor:
         configure_sweep_transaction(conf)  # a sweeper frozen here lets its rows go, too
         cursor.execute(sql, params)

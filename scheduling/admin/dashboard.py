@@ -29,6 +29,7 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from scheduling import metrics
+from scheduling.admin.views import prepend_urls
 from scheduling.models import ScheduledEvent
 from scheduling.registry import scheduled_models
 
@@ -43,9 +44,6 @@ CHART_FILE = "admincharts/chart.min.js"
 def add_dashboard_url(site: admin.AdminSite | None = None) -> None:
     """Add the dashboard to `site` (default: django.contrib.admin.site); twice does nothing."""
     site = site or admin.site
-    if getattr(site, "scheduling_dashboard_added", False):
-        return
-    site_urls = site.get_urls
 
     def page(request: HttpRequest) -> HttpResponse:
         return dashboard_view(request, site)
@@ -53,9 +51,8 @@ def add_dashboard_url(site: admin.AdminSite | None = None) -> None:
     def data(request: HttpRequest) -> HttpResponse:
         return dashboard_data_view(request, site)
 
-    def get_urls() -> list[URLPattern | URLResolver]:
-        # First: the site's catch-all patterns would otherwise answer these paths.
-        pages = [
+    def pages() -> list[URLPattern | URLResolver]:
+        return [
             path("scheduling/dashboard/", site.admin_view(page), name="scheduling_dashboard"),
             path(
                 "scheduling/dashboard/data/",
@@ -68,12 +65,10 @@ def add_dashboard_url(site: admin.AdminSite | None = None) -> None:
                 name="scheduling_dashboard_chart",
             ),
         ]
-        return [*pages, *site_urls()]
 
-    site.get_urls = get_urls  # type: ignore[method-assign]
-    if site.index_template is None:
+    added = prepend_urls(site, "scheduling_dashboard_added", pages)
+    if added and site.index_template is None:
         site.index_template = "admin/scheduling/index.html"
-    site.scheduling_dashboard_added = True  # type: ignore[attr-defined]
 
 
 def dashboard_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:

@@ -7,6 +7,7 @@ SchedulingConfig.ready() does it for the default site.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -45,23 +46,33 @@ class ModelAttention:
     awaiting_url: str
 
 
+def prepend_urls(
+    site: admin.AdminSite, marker: str, pages: Callable[[], list[URLPattern | URLResolver]]
+) -> bool:
+    """Put `pages` before the site's own URLs, once per site and `marker`; True if it did.
+
+    First, because the site's catch-all patterns would otherwise answer those paths.
+    """
+    if getattr(site, marker, False):
+        return False
+    site_urls = site.get_urls
+    site.get_urls = lambda: [*pages(), *site_urls()]  # type: ignore[method-assign]
+    setattr(site, marker, True)
+    return True
+
+
 def add_attention_url(site: admin.AdminSite | None = None) -> None:
     """Add the page to `site` (default: django.contrib.admin.site); adding it twice does nothing."""
     site = site or admin.site
-    if getattr(site, "scheduling_attention_added", False):
-        return
-    site_urls = site.get_urls
 
     def view(request: HttpRequest) -> HttpResponse:
         return attention_view(request, site)
 
-    def get_urls() -> list[URLPattern | URLResolver]:
-        # First: the site's catch-all patterns would otherwise answer this path.
-        page = path("scheduling/attention/", site.admin_view(view), name="scheduling_attention")
-        return [page, *site_urls()]
-
-    site.get_urls = get_urls  # type: ignore[method-assign]
-    site.scheduling_attention_added = True  # type: ignore[attr-defined]
+    prepend_urls(
+        site,
+        "scheduling_attention_added",
+        lambda: [path("scheduling/attention/", site.admin_view(view), name="scheduling_attention")],
+    )
 
 
 def attention_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:

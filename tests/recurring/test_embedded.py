@@ -1,11 +1,10 @@
 """The embedded mode (SQLite, filesystem broker): schedules materialise, deliver and chain."""
 
-import os
 import time
 
 import pytest
 
-from tests.scheduling.test_embedded import run
+from tests.scheduling.test_embedded import embedded_env, run
 
 pytestmark = pytest.mark.slow
 
@@ -23,14 +22,7 @@ print(rows.filter(status="delivered").count(), rows.filter(status="pending").cou
 
 
 def test_the_embedded_mode_delivers_and_chains_occurrences(tmp_path):
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "filesystem://",
-        "RUN_DIR": str(tmp_path),
-    }
+    env = embedded_env(tmp_path)
     run(env, "migrate", "-v", "0")
     run(env, "shell", "-v", "0", "-c", CREATE)
     time.sleep(1.5)  # the first fire is the next whole second

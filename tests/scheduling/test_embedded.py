@@ -33,15 +33,21 @@ def run(env, *args: str) -> str:
     return done.stdout
 
 
-def test_the_embedded_mode_sweeps_and_a_worker_handles(tmp_path):
-    env = {
+def embedded_env(tmp_path, **extra: str) -> dict[str, str]:
+    """The environment of the embedded mode: SQLite and a filesystem broker in `tmp_path`."""
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
         "REDIS_URL": "",
         "CELERY_BROKER_URL": "filesystem://",
         "RUN_DIR": str(tmp_path),
+        **extra,
     }
+
+
+def test_the_embedded_mode_sweeps_and_a_worker_handles(tmp_path):
+    env = embedded_env(tmp_path)
     run(env, "migrate", "-v", "0")
     run(env, "shell", "-v", "0", "-c", CREATE_DUE_ROWS)
 

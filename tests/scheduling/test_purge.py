@@ -1,8 +1,5 @@
 """Retention: done rows are deleted after their retention, in batches; nothing else ever is."""
 
-import os
-import subprocess
-import sys
 import threading
 from datetime import datetime, timedelta
 from io import StringIO
@@ -25,9 +22,11 @@ from scheduling.recurring.models import ScheduledOccurrence, _next_occurrence
 from scheduling.registry import beat_schedule
 from scheduling.sweep import database_now
 from scheduling.tasks import purge_task
-from tests.conftest import CURRENT_TIME, ROOT
+from tests.conftest import CURRENT_TIME
 from tests.factories import PingFactory
 from tests.recurring.conftest import make_schedule
+from tests.scheduling.test_embedded import embedded_env
+from tests.scheduling.test_embedded import run as run_manage
 from tests.testapp.models import ScheduledNotice, ScheduledPing
 
 pytestmark = pytest.mark.django_db
@@ -420,27 +419,10 @@ for status in ("pending", "delivered", "cancelled", "failed"):
 
 @pytest.mark.slow
 def test_the_embedded_mode_purges_on_sqlite(tmp_path):
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
-        "REDIS_URL": "",
-        "CELERY_BROKER_URL": "filesystem://",
-        "RUN_DIR": str(tmp_path),
-        "SCHEDULING_BATCH_SIZE": "2",
-    }
+    env = embedded_env(tmp_path, SCHEDULING_BATCH_SIZE="2")
 
     def manage(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *args],
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_manage(env, *args)
 
     manage("migrate", "-v", "0")
     manage("shell", "-v", "0", "-c", MAKE_EMBEDDED_ROWS)
