@@ -464,7 +464,8 @@ def _histogram(
 
 
 class QuietIdleSweeps(logging.Filter):
-    """Drops Celery's INFO lines about `scheduling.sweep` ticks that delivered nothing.
+    """Drops Celery's INFO lines about `scheduling.sweep` ticks that delivered nothing, and
+    beat's line for sending each tick.
 
     A worker logs "Task ... received" and "Task ... succeeded ...: {...}" for every task: with
     beat ticking every model every second, that is a dozen lines a second on an idle system.
@@ -477,6 +478,9 @@ class QuietIdleSweeps(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         context = record.args
+        if record.name == "celery.beat" and isinstance(context, tuple):
+            # Beat's "Sending due task <entry> (<task>)", every second for every model.
+            return record.levelno != logging.INFO or "scheduling.sweep" not in context
         if record.levelno != logging.INFO or not isinstance(context, dict):
             return True
         if context.get("name") != "scheduling.sweep":
@@ -497,7 +501,7 @@ class QuietIdleSweeps(logging.Filter):
 
 def quiet_idle_sweeps() -> None:
     """From SchedulingConfig.ready(): on the loggers Celery reports each task's receipt and end."""
-    for name in ("celery.app.trace", "celery.worker.strategy"):
+    for name in ("celery.app.trace", "celery.worker.strategy", "celery.beat"):
         logger = logging.getLogger(name)
         if not any(isinstance(f, QuietIdleSweeps) for f in logger.filters):
             logger.addFilter(QuietIdleSweeps())

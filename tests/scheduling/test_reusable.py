@@ -181,3 +181,16 @@ def test_a_model_with_no_api_code_gets_a_list_and_bulk_actions(admin_user):
     assert cancelled.json() == {"count": 2}
     assert refused.status_code == 400
     assert "ping" in refused.json()["filter"]  # the accepted filters are named
+
+
+def test_beat_logs_no_line_for_each_sweep_tick_but_keeps_its_others(caplog):
+    import logging
+
+    beat_log = logging.getLogger("celery.beat")
+    with caplog.at_level(logging.INFO, logger="celery.beat"):
+        beat_log.info("Scheduler: Sending due task %s (%s)", "sweep a.B slot 0", "scheduling.sweep")
+        beat_log.info("Scheduler: Sending due task %s (%s)", "scheduling purge", "scheduling.purge")
+
+    assert [r.getMessage() for r in caplog.records] == [
+        "Scheduler: Sending due task scheduling purge (scheduling.purge)"
+    ]
