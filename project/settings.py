@@ -7,9 +7,9 @@ services cannot be reached (the embedded mode).
 
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from project.databases import database_config
 from project.env import (
     env_bool,
     env_float,
@@ -113,12 +113,19 @@ DATABASE_URL = env_url(
     else "postgres://postgres@127.0.0.1:5432/scheduling",
     schemes=("postgres", "postgresql", "sqlite"),
 )
-try:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
-except ValueError as exc:
-    raise ImproperlyConfigured(f"DATABASE_URL={DATABASE_URL!r} is not valid: {exc}") from None
+# Several hosts (libpq's multi-host form, project/databases.py) for a replicated PostgreSQL:
+# a new connection finds whichever is the primary. The health check makes a kept connection
+# that a failover broke reconnect before a request uses it, instead of failing that request.
+DATABASES = {
+    "default": database_config(
+        "DATABASE_URL", DATABASE_URL, conn_max_age=60, conn_health_checks=True
+    )
+}
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-    DATABASES["default"]["OPTIONS"] = {"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT", 5)}
+    # Per host tried: a host that is down but does not refuse costs this many seconds.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
+    )
 else:
     # Embedded mode: IMMEDIATE transactions take SQLite's write lock at BEGIN, so two sweeps
     # serialise instead of both reading the same due rows.

@@ -1,52 +1,49 @@
-import logging
 import signal
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DatabaseError, connection
 
 from scheduling.conf import scheduling_settings
+from scheduling.daemon import Daemon
 from scheduling.models import ScheduledEvent
 from scheduling.registry import get_scheduled_model, scheduled_models
 from scheduling.sweep import SweepResult, sweep
 
-log = logging.getLogger(__name__)
-
 
 class Command(BaseCommand):
-    help = "Deliver due scheduled rows: once until drained, or forever with --loop."
+    help = (
+        "Deliver due scheduled rows: once until drained, or forever with --loop (every model and"
+        " slot whose lock it gets, and the hourly purge: beat is then not needed; run it on as"
+        " many hosts as you like)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("labels", nargs="*", help="app_label.ModelName (default: every model)")
         parser.add_argument("--loop", action="store_true", help="keep sweeping every interval")
-        parser.add_argument("--slot", type=int, default=0, help="sweeper slot (lock) to use")
+        parser.add_argument(
+            "--slot",
+            type=int,
+            default=None,
+            help="sweeper slot (lock) to use (default: 0; with --loop, every slot in turn)",
+        )
 
-    def handle(self, *args: Any, labels: list[str], loop: bool, slot: int, **options: Any) -> None:
+    def handle(
+        self, *args: Any, labels: list[str], loop: bool, slot: int | None, **options: Any
+    ) -> None:
         models = self._models(labels)
         self.stopping = False
         if not loop:
             for model in models:
-                self._report(drain(model, slot=slot))
+                self._report(drain(model, slot=slot or 0))
             return
+        conf = scheduling_settings()
+        slots = [slot] if slot is not None else list(range(conf.sweeper_slots))
+        daemon = Daemon(models, slots, report=self._report)
         signal.signal(signal.SIGTERM, self._stop)
-        interval = scheduling_settings().sweep_interval
         while not self.stopping:
-            for model in models:
-                self._sweep_logged(model, slot)
-            time.sleep(interval)
-
-    def _sweep_logged(self, model: type[ScheduledEvent], slot: int) -> None:
-        try:
-            result = sweep(model, slot=slot)
-        except DatabaseError as exc:
-            # A restarted or unreachable database: the open transaction rolled back, so no row
-            # was marked without being published. Reconnect on the next tick.
-            log.warning("sweep of %s failed: %s", model._meta.label, exc)
-            connection.close()
-            return
-        if result.delivered or result.expired or result.failed or result.error:
-            self._report(result)
+            daemon.tick()
+            time.sleep(conf.sweep_interval)
 
     def _models(self, labels: list[str]) -> list[type[ScheduledEvent]]:
         try:

@@ -1,0 +1,90 @@
+"""What beat would run, without beat: `manage.py sweep --loop` on any number of hosts.
+
+Each tick sweeps every model on every slot whose lock it gets (the sweep also publishes again
+what was not handled in time), and once an hour one daemon across all hosts runs the purge.
+A daemon that dies holding a slot's lock loses it after SCHEDULING_LOCK_TTL; another daemon's
+next tick takes the slot. Correctness never rests on who sweeps (the claim decides), so two
+daemons, or daemons beside beat, only share the work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.core.cache import cache
+from django.db import Error, connection
+
+from scheduling.models import ScheduledEvent
+from scheduling.purge import purge_all
+from scheduling.sweep import SweepResult, sweep
+
+log = logging.getLogger(__name__)
+
+PURGE_CLAIM_TTL = 2 * 3600  # seconds: outlives the hour it claims
+
+
+def hour_of(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H")
+
+
+@dataclass
+class Daemon:
+    models: list[type[ScheduledEvent]]
+    slots: list[int]
+    report: Callable[[SweepResult], None] = lambda result: None
+    # The purge runs on the hour, as beat's entry does: not at every start.
+    purged_hour: str = field(default_factory=lambda: hour_of(datetime.now(UTC)))
+
+    def tick(self, now: datetime | None = None) -> bool:
+        """One round: every model and slot, then the purge if its hour came. True if any
+        sweep delivered, expired, failed or requeued something."""
+        busy = False
+        for model in self.models:
+            for slot in self.slots:
+                busy |= self.sweep_slot(model, slot)
+        self.purge_if_due(now or datetime.now(UTC))
+        return busy
+
+    def sweep_slot(self, model: type[ScheduledEvent], slot: int) -> bool:
+        try:
+            result = sweep(model, slot=slot)
+        except Error as exc:
+            # A failover, a restart, an unreachable database: the open transaction rolled back,
+            # so no row was marked without being published. The next tick opens a new
+            # connection, which finds the primary among DATABASE_URL's hosts.
+            log.warning("sweep of %s failed: %s", model._meta.label, exc)
+            connection.close()
+            return False
+        done = bool(result.delivered or result.expired or result.failed or result.requeued)
+        if done or result.error:
+            self.report(result)
+        return done
+
+    def purge_if_due(self, now: datetime) -> bool:
+        """On a new hour, the daemon that claims it (one across all hosts) purges."""
+        hour = hour_of(now)
+        if hour == self.purged_hour:
+            return False
+        self.purged_hour = hour
+        if not claim_purge(hour):
+            return False
+        try:
+            purge_all()
+        except Error as exc:
+            log.warning("purge failed: %s", exc)
+            connection.close()
+        return True
+
+
+def claim_purge(hour: str) -> bool:
+    holder = f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        return bool(cache.add(f"scheduling:purge:hour:{hour}", holder, PURGE_CLAIM_TTL))
+    except Exception as exc:  # the purge is safe twice (SKIP LOCKED); the claim only saves work
+        log.warning("purge claim for %s failed (%s); purging anyway", hour, exc)
+        return True

@@ -1,0 +1,58 @@
+"""The beat-less loop's step: every model and slot it can lock, and the purge once an hour."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from scheduling.daemon import Daemon, hour_of
+from scheduling.locks import sweep_lock
+from tests.conftest import CURRENT_TIME, queued_task_ids
+from tests.factories import PingFactory, ScheduledPingFactory
+from tests.testapp.models import ScheduledPing
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+Status = ScheduledPing.Status
+LOCK = "scheduling:sweep:testapp.scheduledping:{slot}"
+
+
+def test_a_tick_delivers_through_a_slot_another_host_does_not_hold(broker):
+    rows = ScheduledPingFactory.create_batch(3)
+    held = sweep_lock(LOCK.format(slot=0), 30.0)
+    assert held.acquire()  # another host's daemon, busy on slot 0
+    try:
+        busy = Daemon([ScheduledPing], slots=[0, 1]).tick()
+    finally:
+        held.release()
+
+    assert busy
+    assert set(ScheduledPing.objects.values_list("status", flat=True)) == {Status.DELIVERED}
+    assert sorted(queued_task_ids(broker, "testapp")) == sorted(row.event_id for row in rows)
+
+
+def test_a_tick_with_every_slot_held_elsewhere_leaves_the_rows_to_their_holders(broker):
+    ScheduledPingFactory.create_batch(2)
+    held = sweep_lock(LOCK.format(slot=0), 30.0)
+    assert held.acquire()
+    try:
+        assert not Daemon([ScheduledPing], slots=[0]).tick()
+    finally:
+        held.release()
+    assert set(ScheduledPing.objects.values_list("status", flat=True)) == {Status.PENDING}
+
+
+def test_the_purge_runs_on_the_hour_in_one_daemon_of_all_hosts():
+    old = ScheduledPing.objects.create(
+        ping=PingFactory(), due_at=CURRENT_TIME, status=Status.CANCELLED
+    )
+    ScheduledPing.objects.filter(pk=old.pk).update(cancelled_at=timezone.now() - timedelta(days=8))
+    started = CURRENT_TIME.replace(minute=40)
+    hosts = [Daemon([ScheduledPing], [0], purged_hour=hour_of(started)) for _ in range(2)]
+
+    assert [host.purge_if_due(started + timedelta(minutes=10)) for host in hosts] == [False] * 2
+    assert ScheduledPing.objects.filter(pk=old.pk).exists()
+    next_hour = started + timedelta(minutes=20)
+    assert [host.purge_if_due(next_hour) for host in hosts] == [True, False]
+    assert not ScheduledPing.objects.filter(pk=old.pk).exists()
+    assert [host.purge_if_due(next_hour + timedelta(minutes=5)) for host in hosts] == [False] * 2
