@@ -1,25 +1,30 @@
 """Cron grammar and next-fire computation, time zone and DST aware.
 
 `next_fire(expression, after, tz)` is pure: the first fire time strictly after `after`, as an
-aware UTC datetime, or None when the expression never fires again.
+aware UTC datetime, or None when the expression never fires again. docs/cron.md is the
+reference: the grammar, the DST rules, the leniencies kept and every difference from the peers
+whose test vectors tests/recurring/test_cron_peers_*.py replay (Quartz, croniter, cronsim,
+cron-utils).
 
-Grammar:
+Grammar, in short:
 - standard cron, 5 fields: minute hour day-of-month month day-of-week (0-7, 0 and 7 = SUN);
-- Quartz, 6 fields (second first) or 7 (plus year, 1970-2099); Quartz numbers days of the
-  week 1 (SUN) to 7 (SAT), as Quartz does; names (MON, JAN) mean the same in both forms;
-- `?` in day-of-month or day-of-week; `L`, `LW`, `L-n` and `nW` in day-of-month; `nL`
-  (last n-day of the month) and `n#k` (k-th n-day) in day-of-week; ranges, steps and lists;
+  day-of-month and day-of-week are ORed when both are restricted and neither starts with `*`
+  (Vixie cron's rule);
+- Quartz, 6 fields (second first) or 7 (plus year, 1970-2099); days of the week 1 (SUN) to 7
+  (SAT); one of day-of-month and day-of-week is `?` (or `*`, a leniency);
+- in every field: `*`, values, names (MON, JAN), ranges `a-b` (wrapping when b < a: `SAT-SUN`,
+  `22-2`, `NOV-FEB`), steps `*/n`, `a/n`, `a-b/n`, and comma lists of those;
+- day-of-month also: `L`, `L-n`, `LW`, `L-nW`, `nW`, in lists too (`L-1W,L-1`, `2W,16`);
+  day-of-week also: `L` alone (Saturday), `nL` (last n-day), `n#k` (k-th n-day);
 - macros `@yearly` (`@annually`), `@monthly`, `@weekly`, `@daily` (`@midnight`), `@hourly`;
-- `@every <duration>` (`90m`, `1h30m`, `24h`, `45s`, `2d`): elapsed time, so DST does not
-  apply; fires at anchor + k * duration, the anchor being the schedule's start;
-- `@at <ISO 8601>`: fires once; without an offset it is a wall time in the schedule's zone.
+- `@every <duration>` (`90m`, `1h30m`, `24h`, `45s`, `2d`): elapsed time from the anchor;
+- `@at <ISO 8601>` or `@at <epoch seconds>`: fires once.
 
-The matching itself is cronsim's (typed, dependency-free, maintained with healthchecks.io),
-run over naive wall-clock times; this module adds what cronsim lacks (`?`, `nW`, `L-n`, the
-year field, Quartz day numbers, macros, `@every`, `@at`, messages that name the field) and
-the DST policy:
-- a wall time that does not exist (spring gap) fires at the first instant after the jump;
-- a wall time that occurs twice (autumn overlap) fires once, at its first occurrence.
+DST (wall times are the schedule zone's):
+- a wall time the clocks skip (spring gap) fires at the first instant after the jump;
+- in a repeated hour (autumn overlap) an interval-style expression, one whose minute or hour
+  field starts with `*` (Vixie cron's test: `*/15 * * * *`, `0 * * * *`, `0 */2 * * *`),
+  fires on both passes, by elapsed time; any other expression fires once, on the first pass.
 """
 
 from __future__ import annotations
@@ -27,12 +32,11 @@ from __future__ import annotations
 import calendar
 import re
 import zoneinfo
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
-
-from cronsim import CronSim, CronSimError
 
 
 class CronError(ValueError):
@@ -49,32 +53,84 @@ MACROS = {
     "@hourly": "0 * * * *",
 }
 DAY_NAMES = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
+MONTH_NAMES = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 QUARTZ_FIELDS = ("second", "minute", "hour", "day-of-month", "month", "day-of-week", "year")
 ACCEPTED = {
     "second": "0-59",
     "minute": "0-59",
     "hour": "0-23",
-    "day-of-month": "1-31, L, LW, L-n or nW",
+    "day-of-month": "1-31, L, L-n, LW, L-nW or nW",
     "month": "1-12 or JAN-DEC",
-    "day-of-week": "0-7 or SUN-SAT (Quartz: 1-7, 1 = SUN), nL or n#k (k 1-5)",
+    "day-of-week": "0-7 or SUN-SAT (0 and 7 = SUN), L, nL or n#k (k 1-5)",
+    "quartz day-of-week": "1-7 (1 = SUN, as Quartz numbers them) or SUN-SAT, L, nL or n#k (k 1-5)",
     "year": "1970-2099",
 }
+FORMS = '"*", a range a-b (b < a wraps around), a step */n, a/n or a-b/n, or a comma list'
 YEARS = range(1970, 2100)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+DURATION = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
+TERM = re.compile(r"(\*|[0-9A-Z]+)(?:-([0-9A-Z]+))?(?:/([0-9]+))?")
 SECOND = timedelta(seconds=1)
 MAX_EVERY = timedelta(days=3660)
-# Year and day filters restart the cron search; each restart moves at least a month ahead.
-MAX_RESTARTS = 130 * 12 * 2
+# The Gregorian calendar repeats every 400 years: a day rule unmet for that long never is.
+SEARCH_YEARS = 400
+
+
+@dataclass(frozen=True)
+class Field:
+    """A numeric field's bounds; `wrap` is how many values a wrapping range cycles through."""
+
+    name: str
+    low: int
+    high: int
+    names: tuple[str, ...] = ()
+    first_name: int = 0  # the number of names[0]
+    accepted_key: str = ""
+
+    @property
+    def accepted(self) -> str:
+        return ACCEPTED[self.accepted_key or self.name]
+
+    @property
+    def wrap(self) -> int:
+        return self.high - self.low + 1
+
+
+SECONDS = Field("second", 0, 59)
+MINUTES = Field("minute", 0, 59)
+HOURS = Field("hour", 0, 23)
+DAYS = Field("day-of-month", 1, 31)
+MONTHS = Field("month", 1, 12, MONTH_NAMES, 1)
+WEEKDAYS = Field("day-of-week", 0, 7, DAY_NAMES, 0)  # 0 and 7 = SUN; ranges wrap over 0-6
+QUARTZ_WEEKDAYS = Field("day-of-week", 1, 7, DAY_NAMES, 1, "quartz day-of-week")
+YEAR = Field("year", YEARS.start, YEARS.stop - 1)
+
+
+@dataclass(frozen=True)
+class Days:
+    """A day-of-month or day-of-week field: plain values plus L / W / # rules.
+
+    Day-of-week values are 0 (SUN) to 6. Rules: ("L", n) last day - n, ("LW", n) the weekday
+    nearest to it, ("W", d) the weekday nearest to day d; ("L", w) the last w-day of the month,
+    ("#", w, k) its k-th w-day."""
+
+    values: frozenset[int]
+    rules: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A parsed expression: what cronsim evaluates, plus the filters cronsim lacks."""
+    """A parsed expression: sorted values per field, the day fields, or a macro's instant."""
 
-    cron: str = ""
-    years: frozenset[int] | None = None
-    day_rule: tuple[str, int] | None = None  # ("W", n): nearest weekday; ("L-", n): last - n
+    seconds: tuple[int, ...] = (0,)
+    minutes: tuple[int, ...] = ()
+    hours: tuple[int, ...] = ()
+    months: tuple[int, ...] = ()
+    years: tuple[int, ...] | None = None
+    dom: Days | None = None  # None: every day
+    dow: Days | None = None
+    days_or: bool = False  # Vixie: both restricted and neither starts with "*"
+    interval: bool = False  # minute or hour field starts with "*": the DST overlap rule
     every: timedelta | None = None
     at: datetime | None = None
 
@@ -131,6 +187,7 @@ def _zone_names() -> frozenset[str]:
 def parse(expression: str) -> Plan:
     if not isinstance(expression, str) or not expression.strip():
         raise CronError("cron is empty; expected e.g. '0 3 * * *', '@daily' or '@every 90m'")
+    _refuse_non_ascii(expression)
     text = " ".join(expression.split())
     lowered = text.lower()
     if lowered.startswith("@every"):
@@ -139,14 +196,33 @@ def parse(expression: str) -> Plan:
         return Plan(at=_parse_instant(text[len("@at") :].strip()))
     if text.startswith("@"):
         if lowered not in MACROS:
-            known = ", ".join([*MACROS, "@every <duration>", "@at <ISO 8601>"])
+            known = ", ".join([*MACROS, "@every <duration>", "@at <ISO 8601 or epoch seconds>"])
             raise CronError(f"cron macro {text!r} is not known; expected one of {known}")
         text = MACROS[lowered]
     return _parse_fields(text.upper().split())
 
 
+def _refuse_non_ascii(expression: str) -> None:
+    """Non-ASCII digits (¹, ٣) would pass str.isdigit() and \\d: refuse them by name."""
+    if expression.isascii():
+        return
+    parts = expression.split()
+    index, part = next((i, p) for i, p in enumerate(parts) if not p.isascii())
+    char = next(c for c in part if not c.isascii())
+    if parts[0].startswith("@"):
+        name = f"{parts[0]} value"
+    elif len(parts) in (5, 6, 7):
+        name = f"{(QUARTZ_FIELDS[1:6] if len(parts) == 5 else QUARTZ_FIELDS)[index]} field"
+    else:
+        name = f"cron field {index + 1}"
+    raise CronError(
+        f'{name} "{part}" is not valid: {char!r} (U+{ord(char):04X}) is not ASCII; '
+        "write digits as 0-9 and names as MON or JAN"
+    )
+
+
 def _parse_duration(text: str) -> timedelta:
-    match = DURATION.match(text.lower())
+    match = DURATION.fullmatch(text.lower())
     if not text or match is None:
         raise CronError(
             f"@every duration {text!r} is not valid; expected e.g. 90m, 1h30m, 24h, 45s or 2d"
@@ -160,11 +236,15 @@ def _parse_duration(text: str) -> timedelta:
 
 def _parse_instant(text: str) -> datetime:
     try:
-        instant = datetime.fromisoformat(text)
-    except ValueError:
+        if re.fullmatch(r"[0-9]{1,12}", text):  # epoch seconds, the distributed-cron form
+            instant = datetime.fromtimestamp(int(text), UTC)
+        else:
+            instant = datetime.fromisoformat(text)
+    except (ValueError, OverflowError):
         raise CronError(
             f"@at instant {text!r} is not valid; expected ISO 8601, e.g. 2026-12-24T09:00:00Z "
-            "(without an offset it is read in the schedule's time zone)"
+            "(without an offset it is read in the schedule's time zone), or epoch seconds, "
+            "e.g. 1798102800"
         ) from None
     if instant.year not in YEARS:
         raise CronError(f"@at instant {text!r} is not valid: years run {ACCEPTED['year']}")
@@ -178,21 +258,30 @@ def _parse_fields(parts: list[str]) -> Plan:
             "day-of-week), 6 (second first, Quartz) or 7 (Quartz, plus year)"
         )
     quartz = len(parts) > 5
-    names = QUARTZ_FIELDS[:6] if quartz else QUARTZ_FIELDS[1:6]
+    names = QUARTZ_FIELDS if quartz else QUARTZ_FIELDS[1:6]
     fields = dict(zip(names, parts, strict=False))
     _refuse_question_marks(fields)
-    dom, day_rule = _day_of_month(fields["day-of-month"], fields["day-of-week"])
-    dow = _day_of_week(fields["day-of-week"], quartz)
-    if quartz and dom != "*" and dow != "*":
+    dom_text, dow_text = fields["day-of-month"], fields["day-of-week"]
+    dom = None if dom_text in ("*", "?") else _day_of_month(dom_text)
+    dow = None if dow_text in ("*", "?") else _day_of_week(dow_text, quartz)
+    if quartz and dom is not None and dow is not None:
         raise CronError(
-            "day-of-month and day-of-week are both set; a Quartz expression sets one of them "
-            "and puts ? in the other"
+            f'day-of-month "{dom_text}" and day-of-week "{dow_text}" are both set; a Quartz '
+            "expression sets one of them and puts ? in the other"
         )
-    converted = {**fields, "day-of-month": dom, "day-of-week": dow}
-    cron = " ".join(converted[name] for name in names)
-    _check_with_cronsim(cron, fields)  # errors quote the fields as written
-    years = _parse_years(parts[6]) if len(parts) == 7 else None
-    return Plan(cron=cron, years=years, day_rule=day_rule)
+    plan = Plan(
+        seconds=_values(fields.get("second", "0"), SECONDS),
+        minutes=_values(fields["minute"], MINUTES),
+        hours=_values(fields["hour"], HOURS),
+        months=_values(fields["month"], MONTHS),
+        years=_years(fields["year"]) if "year" in fields else None,
+        dom=dom,
+        dow=dow,
+        days_or=not dom_text.startswith(("*", "?")) and not dow_text.startswith(("*", "?")),
+        interval=fields["minute"].startswith("*") or fields["hour"].startswith("*"),
+    )
+    _refuse_impossible_days(plan, fields)
+    return plan
 
 
 def _refuse_question_marks(fields: dict[str, str]) -> None:
@@ -204,110 +293,142 @@ def _refuse_question_marks(fields: dict[str, str]) -> None:
             )
 
 
-def _day_of_month(value: str, dow: str) -> tuple[str, tuple[str, int] | None]:
-    """cronsim's day-of-month, and a nearest-weekday or last-minus-n rule cronsim lacks."""
-    rule: tuple[str, int] | None = None
-    if (match := re.fullmatch(r"(\d{1,2})W", value)) is not None:
-        rule = ("W", _bounded(int(match[1]), 1, 31, "day-of-month", value))
-    elif (match := re.fullmatch(r"L-(\d{1,2})", value)) is not None:
-        rule = ("L-", _bounded(int(match[1]), 0, 30, "day-of-month", value))
-    elif "W" in value and value != "LW":
-        raise CronError(
-            f'day-of-month field "{value}" is not valid: W follows a single day, e.g. 15W, or L'
+def _invalid(field: Field, value: str, why: str = "") -> CronError:
+    if why:
+        return CronError(
+            f'{field.name} field "{value}" is not valid; expected {field.accepted} ({why})'
         )
-    if rule is None:
-        return ("*" if value == "?" else value), None
-    if dow not in ("*", "?"):
-        raise CronError(
-            f'day-of-month field "{value}" cannot be combined with a day-of-week; put ? there'
-        )
-    return "*", rule
+    return CronError(
+        f'{field.name} field "{value}" is not valid; expected {field.accepted}, {FORMS} of those'
+    )
 
 
-def _bounded(number: int, low: int, high: int, field: str, value: str) -> int:
-    if not low <= number <= high:
-        raise CronError(f'{field} field "{value}" is not valid: {number} is not in {low}-{high}')
+def _values(value: str, field: Field) -> tuple[int, ...]:
+    numbers: set[int] = set()
+    for term in value.split(","):
+        numbers.update(_term(term, value, field))
+    return tuple(sorted(numbers))
+
+
+def _term(term: str, value: str, field: Field) -> list[int]:
+    """One list term: `*`, `a`, `a-b`, and any of them with `/step`; b < a wraps around."""
+    match = TERM.fullmatch(term)
+    if match is None:
+        raise _invalid(field, value)
+    first_text, last_text, step_text = match.groups()
+    step = _step(step_text, value, field)
+    if first_text == "*":
+        if last_text is not None:
+            raise _invalid(field, value)
+        return list(range(field.low, field.high + 1, step))
+    first = _number(first_text, value, field)
+    if last_text is None:
+        return list(range(first, field.high + 1, step)) if step_text else [first]
+    last = _number(last_text, value, field)
+    if last >= first:
+        return list(range(first, last + 1, step))
+    return _wrapped(first, last, step, value, field)
+
+
+def _wrapped(first: int, last: int, step: int, value: str, field: Field) -> list[int]:
+    """Quartz's wrap-around range: walk on past the field's end and start again at its low."""
+    if field is YEAR:
+        raise _invalid(field, value, "a year range runs upward")
+    low, size = field.low, field.wrap
+    if field is WEEKDAYS:  # 0 and 7 are both Sunday: cycle through 0-6
+        size, first, last = 7, first % 7, last % 7
+        if last >= first:
+            return list(range(first, last + 1, step))
+    return [low + (i - low) % size for i in range(first, last + size + 1, step)]
+
+
+def _step(text: str | None, value: str, field: Field) -> int:
+    if text is None:
+        return 1
+    step = int(text)
+    if not 0 < step < field.wrap:
+        raise _invalid(field, value, f"a step runs from 1 to {field.wrap - 1}")
+    return step
+
+
+def _number(text: str, value: str, field: Field) -> int:
+    if text in field.names:
+        return field.names.index(text) + field.first_name
+    if not text.isdigit():  # ASCII only: parse() refused anything else
+        raise _invalid(field, value, f"{text!r} is not a number or a name")
+    number = int(text)
+    if not field.low <= number <= field.high:
+        raise _invalid(field, value, f"{number} is not in {field.low}-{field.high}")
     return number
 
 
-def _day_of_week(value: str, quartz: bool) -> str:
-    if value in ("*", "?"):
-        return "*"
-    return ",".join(_day_term(term, value, quartz) for term in value.split(","))
+def _years(value: str) -> tuple[int, ...] | None:
+    return None if value in ("*", "?") else _values(value, YEAR)
 
 
-def _day_term(term: str, value: str, quartz: bool) -> str:
-    base, slash, step = term.partition("/")
-    if base == "L":  # Quartz: the last day of the week, Saturday
-        return "6"
-    if "#" in base:
-        day, _, nth = base.partition("#")
-        converted = f"{_day_number(day, value, quartz)}#{nth}"
-    elif base.endswith("L"):
-        converted = f"{_day_number(base[:-1], value, quartz)}L"
-    elif "-" in base:
-        first, _, last = base.partition("-")
-        converted = f"{_day_number(first, value, quartz)}-{_day_number(last, value, quartz)}"
-    else:
-        converted = base if base == "*" else _day_number(base, value, quartz)
-    return f"{converted}{slash}{step}"
-
-
-def _day_number(day: str, value: str, quartz: bool) -> str:
-    """Standard cron's number (0 = SUN) for a name, or for a standard or Quartz number."""
-    if day in DAY_NAMES:
-        return str(DAY_NAMES.index(day))
-    if not day.isdigit():
-        raise CronError(
-            f'day-of-week field "{value}" is not valid: {day!r} is not a day; '
-            f"expected {ACCEPTED['day-of-week']}"
-        )
-    number = int(day)
-    if quartz:
-        if not 1 <= number <= 7:
-            raise CronError(
-                f'day-of-week field "{value}" is not valid: Quartz numbers days 1 (SUN) to '
-                "7 (SAT); names such as MON-FRI work in every form"
-            )
-        return str(number - 1)
-    return day  # cronsim checks 0-7
-
-
-def _check_with_cronsim(cron: str, fields: dict[str, str]) -> None:
-    try:
-        CronSim(cron, datetime(2000, 1, 1))
-    except CronSimError as exc:
-        name = str(exc).removeprefix("Bad ").strip()
-        shown = fields.get(name, cron)
-        accepted = ACCEPTED.get(name, "a valid cron field")
-        raise CronError(
-            f'{name} field "{shown}" is not valid; expected {accepted}, "*", a range a-b, '
-            "a step */n or a-b/n, or a comma-separated list of those"
-        ) from None
-
-
-def _parse_years(value: str) -> frozenset[int] | None:
-    if value in ("*", "?"):
-        return None
-    years: set[int] = set()
+def _day_of_month(value: str) -> Days:
+    numbers: set[int] = set()
+    rules: list[tuple[str, int, int]] = []
     for term in value.split(","):
-        years.update(_year_term(term, value))
-    return frozenset(years)
+        if (match := re.fullmatch(r"L(?:-([0-9]{1,2}))?(W?)", term)) is not None:
+            offset = _bounded(int(match[1] or 0), 0, 30, value, "L-n takes n from 0 to 30")
+            rules.append(("LW" if match[2] else "L", offset, 0))
+        elif (match := re.fullmatch(r"([0-9]{1,2})W", term)) is not None:
+            day = _bounded(int(match[1]), 1, 31, value, "nW takes a day from 1 to 31")
+            rules.append(("W", day, 0))
+        elif "L" in term or "W" in term:
+            raise _invalid(DAYS, value, "L and W stand alone or as L-n, LW, L-nW or nW")
+        else:
+            numbers.update(_term(term, value, DAYS))
+    return Days(frozenset(numbers), tuple(rules))
 
 
-def _year_term(term: str, value: str) -> range:
-    match = re.fullmatch(r"(\*|\d{4})(?:-(\d{4}))?(?:/(\d+))?", term)
-    if match is None:
+def _bounded(number: int, low: int, high: int, value: str, why: str) -> int:
+    if not low <= number <= high:
+        raise _invalid(DAYS, value, f"{number}: {why}")
+    return number
+
+
+def _day_of_week(value: str, quartz: bool) -> Days:
+    field = QUARTZ_WEEKDAYS if quartz else WEEKDAYS
+    if value == "L":  # Quartz: L alone is the last day of the week
+        return Days(frozenset({6}))
+    numbers: set[int] = set()
+    rules: list[tuple[str, int, int]] = []
+    for term in value.split(","):
+        if term == "L":
+            raise _invalid(field, value, "L stands alone (Saturday) or follows a day, e.g. 5L")
+        if (match := re.fullmatch(r"([0-9A-Z]+?)L", term)) is not None:
+            rules.append(("L", _weekday(match[1], value, field), 0))
+        elif (match := re.fullmatch(r"([0-9A-Z]+)#([0-9]+)", term)) is not None:
+            nth = int(match[2])
+            if not 1 <= nth <= 5:
+                raise _invalid(field, value, f"#{nth}: a month has a 1st to a 5th of each day")
+            rules.append(("#", _weekday(match[1], value, field), nth))
+        else:
+            numbers.update(_standard_day(day, field) for day in _term(term, value, field))
+    return Days(frozenset(numbers), tuple(rules))
+
+
+def _weekday(text: str, value: str, field: Field) -> int:
+    return _standard_day(_number(text, value, field), field)
+
+
+def _standard_day(number: int, field: Field) -> int:
+    """0 (SUN) to 6 from a standard (0-7) or a Quartz (1-7) number."""
+    return (number - 1) % 7 if field is QUARTZ_WEEKDAYS else number % 7
+
+
+def _refuse_impossible_days(plan: Plan, fields: dict[str, str]) -> None:
+    """`0 0 30 2 *` never fires: say so now rather than let a schedule wait for ever."""
+    if plan.dom is None or plan.dom.rules or (plan.dow is not None and plan.days_or):
+        return
+    longest = max(calendar.monthrange(2000, month)[1] for month in plan.months)
+    if plan.dom.values and min(plan.dom.values) > longest:
         raise CronError(
-            f'year field "{value}" is not valid; expected {ACCEPTED["year"]}, "*", a range '
-            "a-b, a step a/n or a-b/n, or a comma-separated list of those"
+            f'day-of-month field "{fields["day-of-month"]}" is not valid: month field '
+            f'"{fields["month"]}" has no month with that day'
         )
-    first = YEARS.start if match[1] == "*" else int(match[1])
-    last = int(match[2]) if match[2] else (YEARS.stop - 1 if match[3] or match[1] == "*" else first)
-    step = int(match[3]) if match[3] else 1
-    if first not in YEARS or last not in YEARS or last < first or step < 1:
-        raise CronError(f'year field "{value}" is not valid: years run {ACCEPTED["year"]}')
-    return range(first, last + 1, step)
 
 
 # --- evaluation -----------------------------------------------------------------------------
@@ -322,62 +443,102 @@ def _next_every(step: timedelta, after: datetime, anchor: datetime) -> datetime 
         return None
 
 
-def _next_cron(plan: Plan, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime | None:
-    wall = after.astimezone(zone).replace(tzinfo=None)
-    while True:
-        candidate = _next_wall(plan, wall)
-        if candidate is None:
-            return None
-        instant = to_utc(candidate, zone)
-        # After a fold-1 `after` (second pass of an overlap), wall times of the first pass
-        # map to instants already past: keep looking.
-        if instant > after:
-            return instant
-        wall = candidate
-
-
 def _next_wall(plan: Plan, wall: datetime) -> datetime | None:
-    """The first matching naive wall time after `wall`, honouring the year and day rules."""
-    for _ in range(MAX_RESTARTS):
-        try:
-            candidate: datetime = next(CronSim(plan.cron, wall))
-        except (StopIteration, OverflowError, ValueError):
-            return None  # no match within 50 years, or none before datetime's year 9999
-        restart = _restart_point(plan, candidate)
-        if restart is None:
-            return candidate
-        if restart is _NEVER:
-            return None
-        wall = restart - SECOND
+    """The first matching naive wall time strictly after `wall`, to the second."""
+    try:
+        return _search(plan, wall.replace(microsecond=0) + SECOND, wall.year + SEARCH_YEARS)
+    except (OverflowError, ValueError):  # past datetime's year 9999
+        return None
+
+
+def _search(plan: Plan, t: datetime, until: int) -> datetime | None:
+    """Field by field from the largest: a field that does not match moves `t` to its next
+    matching value and resets the smaller fields."""
+    while t.year <= until:
+        if plan.years is not None and t.year not in plan.years:
+            year = _following(plan.years, t.year)
+            if year is None:
+                return None
+            t = datetime(year, 1, 1)
+        elif t.month not in plan.months:
+            month = _following(plan.months, t.month)
+            t = datetime(t.year, month, 1) if month is not None else datetime(t.year + 1, 1, 1)
+        elif t.day not in (days := _days(plan.dom, plan.dow, plan.days_or, t.year, t.month)):
+            day = _following(days, t.day)
+            t = datetime(t.year, t.month, day) if day is not None else _first_month_day(t)
+        elif t.hour not in plan.hours:
+            hour = _following(plan.hours, t.hour)
+            t = t.replace(hour=hour, minute=0, second=0) if hour is not None else _next_day(t)
+        elif t.minute not in plan.minutes:
+            minute = _following(plan.minutes, t.minute)
+            t = (
+                t.replace(minute=minute, second=0)
+                if minute is not None
+                else t.replace(minute=0, second=0) + timedelta(hours=1)
+            )
+        elif t.second not in plan.seconds:
+            second = _following(plan.seconds, t.second)
+            t = (
+                t.replace(second=second)
+                if second is not None
+                else t.replace(second=0) + timedelta(minutes=1)
+            )
+        else:
+            return t
     return None
 
 
-_NEVER = datetime.max
+def _following(values: tuple[int, ...], current: int) -> int | None:
+    """The first value above `current`, or None."""
+    index = bisect_left(values, current + 1)
+    return values[index] if index < len(values) else None
 
 
-def _restart_point(plan: Plan, candidate: datetime) -> datetime | None:
-    """None if the candidate matches; else the wall time to search from (or _NEVER)."""
-    if plan.years is not None and candidate.year not in plan.years:
-        later = [year for year in plan.years if year > candidate.year]
-        return datetime(min(later), 1, 1) if later else _NEVER
-    if plan.day_rule is None:
-        return None
-    target = _rule_day(plan.day_rule, candidate.year, candidate.month)
-    if target == candidate.day:
-        return None
-    if target is not None and target > candidate.day:
-        return datetime(candidate.year, candidate.month, target)
-    return _first_of_next_month(candidate.date())
+def _next_day(t: datetime) -> datetime:
+    return datetime(t.year, t.month, t.day) + timedelta(days=1)
 
 
-def _rule_day(rule: tuple[str, int], year: int, month: int) -> int | None:
+def _first_month_day(t: datetime) -> datetime:
+    """The first day of the month after t's."""
+    return datetime(t.year + t.month // 12, t.month % 12 + 1, 1)
+
+
+@lru_cache(maxsize=4096)
+def _days(
+    dom: Days | None, dow: Days | None, days_or: bool, year: int, month: int
+) -> tuple[int, ...]:
+    """The days of one month that match the day-of-month and day-of-week fields."""
     last = calendar.monthrange(year, month)[1]
-    kind, number = rule
-    if kind == "L-":
-        return last - number if last - number >= 1 else None
-    if number > last:
-        return None  # 31W does not fire in 30-day months
-    return _nearest_weekday(year, month, number, last)
+    all_days = frozenset(range(1, last + 1))
+    by_dom = all_days if dom is None else _month_days(dom, year, month, last)
+    by_dow = all_days if dow is None else _week_days(dow, year, month, last)
+    days = by_dom | by_dow if days_or else by_dom & by_dow
+    return tuple(sorted(days))
+
+
+def _month_days(dom: Days, year: int, month: int, last: int) -> frozenset[int]:
+    days = {day for day in dom.values if day <= last}
+    for kind, number, _ in dom.rules:
+        if kind == "W" and number <= last:  # 31W does not fire in 30-day months (Quartz)
+            days.add(_nearest_weekday(year, month, number, last))
+        elif kind in ("L", "LW") and last - number >= 1:
+            target = last - number
+            days.add(_nearest_weekday(year, month, target, last) if kind == "LW" else target)
+    return frozenset(days)
+
+
+def _week_days(dow: Days, year: int, month: int, last: int) -> frozenset[int]:
+    first_weekday = (date(year, month, 1).weekday() + 1) % 7  # 0 = SUN
+    days = set()
+    for day in range(1, last + 1):
+        weekday = (first_weekday + day - 1) % 7
+        if weekday in dow.values or any(
+            rule_day == weekday
+            and ((kind == "L" and day + 7 > last) or (kind == "#" and (day + 6) // 7 == nth))
+            for kind, rule_day, nth in dow.rules
+        ):
+            days.add(day)
+    return frozenset(days)
 
 
 def _nearest_weekday(year: int, month: int, day: int, last: int) -> int:
@@ -390,11 +551,68 @@ def _nearest_weekday(year: int, month: int, day: int, last: int) -> int:
     return day
 
 
-def _first_of_next_month(day: date) -> datetime:
-    return datetime(day.year + day.month // 12, day.month % 12 + 1, 1)
-
-
 # --- the DST policy -------------------------------------------------------------------------
+
+
+def _next_cron(plan: Plan, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime | None:
+    """Wall times walk forward; an interval-style plan asked from the first pass of a repeated
+    hour also has the second pass ahead of it, which wall times alone do not show."""
+    second_pass = _second_pass_fire(plan, after, zone) if plan.interval else None
+    wall = after.astimezone(zone).replace(tzinfo=None)
+    while (candidate := _next_wall(plan, wall)) is not None:
+        instant = _instant(candidate, zone, after, plan.interval)
+        if instant is not None:
+            return instant if second_pass is None else min(instant, second_pass)
+        wall = candidate
+    return second_pass
+
+
+def _instant(
+    wall: datetime, zone: zoneinfo.ZoneInfo, after: datetime, interval: bool
+) -> datetime | None:
+    """The instant a matching wall time fires at, if after `after`: its first occurrence; in
+    an overlap asked from the second pass, an interval-style plan's second occurrence."""
+    first = to_utc(wall, zone)
+    if first > after:
+        return first
+    second = wall.replace(tzinfo=zone, fold=1).astimezone(UTC)
+    return second if interval and second > after else None
+
+
+def _second_pass_fire(plan: Plan, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime | None:
+    """If `after` is in the first pass of a repeated hour: the plan's first match in the
+    second pass, as an instant."""
+    length = _overlap_length(after, zone)
+    if not length:
+        return None
+    start = _transition(after, after + length, zone)  # when the clocks go back
+    start_wall = start.astimezone(zone).replace(tzinfo=None)
+    candidate = _next_wall(plan, start_wall - SECOND)
+    if candidate is None or candidate >= start_wall + length:
+        return None
+    return candidate.replace(tzinfo=zone, fold=1).astimezone(UTC)
+
+
+def _overlap_length(after: datetime, zone: zoneinfo.ZoneInfo) -> timedelta:
+    """How far the clocks go back, if `after` is in the first pass of a repeated hour."""
+    local = after.astimezone(zone)
+    if local.fold:
+        return timedelta(0)
+    wall = local.replace(tzinfo=None)
+    first, second = (wall.replace(tzinfo=zone, fold=fold).astimezone(UTC) for fold in (0, 1))
+    return second - first
+
+
+def _transition(before: datetime, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime:
+    """Binary search, to the second, for the first instant with `after`'s UTC offset."""
+    offset_after = after.astimezone(zone).utcoffset()
+    while after - before > SECOND:
+        middle = before + ((after - before) // 2 // SECOND) * SECOND
+        if middle.astimezone(zone).utcoffset() == offset_after:
+            after = middle
+        else:
+            before = middle
+    return after
 
 
 def to_utc(wall: datetime, zone: zoneinfo.ZoneInfo) -> datetime:
@@ -404,18 +622,5 @@ def to_utc(wall: datetime, zone: zoneinfo.ZoneInfo) -> datetime:
     instant = aware.astimezone(UTC)
     if instant.astimezone(zone).replace(tzinfo=None) == wall:
         return instant
-    return _gap_end(wall, zone)
-
-
-def _gap_end(wall: datetime, zone: zoneinfo.ZoneInfo) -> datetime:
-    """Binary search, to the second, for the instant the clocks jumped over `wall`."""
-    candidates = (wall.replace(tzinfo=zone, fold=fold).astimezone(UTC) for fold in (0, 1))
-    before, after = sorted(candidates)
-    offset_after = after.astimezone(zone).utcoffset()
-    while after - before > SECOND:
-        middle = before + ((after - before) // 2 // SECOND) * SECOND
-        if middle.astimezone(zone).utcoffset() == offset_after:
-            after = middle
-        else:
-            before = middle
-    return after
+    candidates = sorted(wall.replace(tzinfo=zone, fold=fold).astimezone(UTC) for fold in (0, 1))
+    return _transition(candidates[0], candidates[1], zone)
