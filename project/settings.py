@@ -239,8 +239,19 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
 
 # --- Trainings ----------------------------------------------------------------------------
 # Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a
-# PushNotification per player) or trainings.push.LoggingPushBackend.
+# PushNotification per player), trainings.push.LoggingPushBackend or
+# trainings.push.HttpPushBackend (below).
 TRAININGS_PUSH_BACKEND = env_str("TRAININGS_PUSH_BACKEND", "trainings.push.RecordingPushBackend")
+# trainings.push.HttpPushBackend: FCM HTTP v1 at {TRAININGS_PUSH_URL}/v1/projects/{PROJECT}/
+# messages:send with `Authorization: Bearer {TOKEN}`; each request may take CONNECT_TIMEOUT
+# seconds to connect and TIMEOUT seconds for each read (docs/push.md).
+TRAININGS_PUSH_URL = env_url(
+    "TRAININGS_PUSH_URL", "https://fcm.googleapis.com", schemes=("https", "http")
+)
+TRAININGS_PUSH_PROJECT = env_str("TRAININGS_PUSH_PROJECT", "")
+TRAININGS_PUSH_TOKEN = env_str("TRAININGS_PUSH_TOKEN", "")
+TRAININGS_PUSH_TIMEOUT = env_float("TRAININGS_PUSH_TIMEOUT", 10.0)
+TRAININGS_PUSH_CONNECT_TIMEOUT = env_float("TRAININGS_PUSH_CONNECT_TIMEOUT", 3.0)
 
 # --- REST ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {

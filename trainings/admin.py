@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
+from django.utils import timezone
 
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
 from trainings.models import (
     Invitation,
     Player,
     PushNotification,
+    PushResult,
     QuestionnaireAnswer,
     ScheduledTrainingNotification,
     Team,
@@ -38,12 +41,61 @@ class TeamAdmin(admin.ModelAdmin):
     inlines = (PlayerInline,)
 
 
+class PushResultInline(admin.TabularInline):
+    """What the HTTP push backend got back, per player and reminder; written by the handler."""
+
+    model = PushResult
+    fields = (
+        "updated_at",
+        "kind",
+        "player",
+        "status",
+        "attempts",
+        "error_code",
+        "message_name",
+        "event_id",
+    )
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("-updated_at", "-pk")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PushResult]:
+        return super().get_queryset(request).select_related("player", "training")
+
+
+class RecentPushResultInline(PushResultInline):
+    """A player's results of the last weeks: every reminder of every training adds some."""
+
+    RECENT = timedelta(days=30)
+    verbose_name_plural = "push results (last 30 days)"
+
+    # Methods, not attributes: the base's fields are class attributes django-stubs would not
+    # let a subclass redeclare with another tuple type.
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return tuple("training" if f == "player" else f for f in PushResultInline.fields)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.get_fields(request, obj)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PushResult]:
+        since = timezone.now() - self.RECENT
+        return super().get_queryset(request).filter(updated_at__gte=since)
+
+
 @admin.register(Player)
 class PlayerAdmin(admin.ModelAdmin):
     list_display = ("name", "team", "push_token")
     list_filter = ("team",)
     search_fields = ("name", "team__name")
     list_select_related = ("team",)
+    inlines = (RecentPushResultInline,)
 
 
 class LadderInline(ScheduledEventInline):
@@ -100,7 +152,7 @@ class TrainingAdmin(admin.ModelAdmin):
     search_fields = ("team__name",)
     date_hierarchy = "start_at"
     list_select_related = ("team",)
-    inlines = (LadderInline, InvitationInline)
+    inlines = (LadderInline, InvitationInline, PushResultInline)
     actions = ("cancel_trainings",)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:

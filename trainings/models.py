@@ -121,6 +121,52 @@ class PushNotification(models.Model):
         return f"{self.kind} to {self.player} at {self.sent_at:%Y-%m-%d %H:%M}"
 
 
+class PushResult(models.Model):
+    """What the HTTP push backend got back for one player and one event (reminder try).
+
+    Written on a connection of its own, committed right after each request, so it survives the
+    handler's transaction rolling back when a retryable failure sends the event round again.
+    """
+
+    class Status(models.TextChoices):
+        SENT = "sent", "Sent"
+        RETRYABLE = "failed_retryable", "Failed, will retry"
+        PERMANENT = "failed_permanent", "Failed, not retried"
+        SKIPPED = "skipped", "Skipped: no device token"
+
+    # The outcomes a later try of the same event leaves alone.
+    FINAL = (Status.SENT, Status.PERMANENT, Status.SKIPPED)
+
+    # No foreign key to the scheduled row: its handler holds that row FOR UPDATE while the
+    # results are written on another connection, and a key check would wait for it forever.
+    event_id = models.CharField(max_length=200)
+    training = models.ForeignKey(Training, on_delete=models.CASCADE, related_name="push_results")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="push_results")
+    kind = models.CharField(max_length=32, choices=NotificationKind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    message_name = models.CharField(
+        max_length=255, blank=True, default="", help_text="The provider's id of the sent message."
+    )
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    error = models.CharField(max_length=500, blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-pk")
+        constraints = [
+            # Also the index of a retry's "who is done already" lookup by event_id.
+            models.UniqueConstraint(
+                fields=["event_id", "player"], name="one_push_result_per_event_player"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_id} to {self.player}: {self.status}"
+
+
 class ScheduledTrainingNotification(ScheduledEvent):
     # No index of its own: the rung constraint below leads with training and serves its lookups,
     # and every index costs each move and each mark-delivered an extra insert per row.

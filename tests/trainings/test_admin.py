@@ -87,9 +87,10 @@ def test_a_training_page_shows_its_ladder_inline(admin_client, training):
     response = admin_client.get(f"{TRAININGS}{training.pk}/change/")
 
     assert response.status_code == 200
-    (ladder, invitations) = response.context["inline_admin_formsets"]
+    (ladder, invitations, push_results) = response.context["inline_admin_formsets"]
     assert len(ladder.formset.forms) == 22
     assert len(invitations.formset.forms) == 3
+    assert len(push_results.formset.forms) == 0  # the HTTP push backend's; none sent yet
     assert (
         b"pre_questionnaire" in response.content
         or b"Pre-training questionnaire" in response.content
