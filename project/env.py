@@ -100,3 +100,44 @@ def redis_database(url: str, offset: int) -> str:
     number = parts.path.strip("/")
     current = int(number) if number.isdigit() else 0
     return parts._replace(path=f"/{(current + offset) % 16}").geturl()
+
+
+HOSTPORT = re.compile(r"(?P<host>[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})")
+
+
+def env_hostports(name: str) -> list[tuple[str, int]]:
+    """host:port pairs, comma-separated (e.g. the Sentinels of a Redis); empty when unset."""
+    raw = os.environ.get(name, "")
+    pairs = []
+    for item in (part.strip() for part in raw.split(",")):
+        match = HOSTPORT.fullmatch(item)
+        if item and (match is None or not 0 < int(match["port"]) < 65536):
+            raise _refuse(name, raw, "host:port[,host:port...], e.g. 10.0.0.1:26379,10.0.0.2:26379")
+        if match:
+            pairs.append((match["host"].strip("[]"), int(match["port"])))
+    return pairs
+
+
+def sentinel_location(url: str, master: str) -> str:
+    """A redis:// URL for django-redis's Sentinel support: the master's name in place of the
+    host (Sentinel reports its address), the database and credentials of `url` kept."""
+    parts = urlsplit(url)
+    credentials = parts.netloc.rpartition("@")[0]
+    netloc = f"{credentials}@{master}" if credentials else master
+    return parts._replace(netloc=netloc).geturl()
+
+
+def sentinel_broker_url(url: str, sentinels: list[tuple[str, int]], offset: int) -> str:
+    """kombu's Sentinel broker URL: one sentinel:// per Sentinel (`;` between), the database
+    `offset` places after the one `url` names, its credentials on the first (kombu reads them
+    there)."""
+    parts = urlsplit(redis_database(url, offset))
+    credentials = parts.netloc.rpartition("@")[0]
+    urls = [f"sentinel://{_bracketed(host)}:{port}{parts.path}" for host, port in sentinels]
+    if credentials:
+        urls[0] = urls[0].replace("sentinel://", f"sentinel://{credentials}@", 1)
+    return ";".join(urls)
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

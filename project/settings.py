@@ -6,6 +6,7 @@ services cannot be reached (the embedded mode).
 """
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -13,12 +14,15 @@ from project.databases import database_config
 from project.env import (
     env_bool,
     env_float,
+    env_hostports,
     env_int,
     env_list,
     env_rate,
     env_str,
     env_url,
     redis_database,
+    sentinel_broker_url,
+    sentinel_location,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -134,16 +138,37 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
 REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+# Redis behind Sentinel (docs/high-availability.md): the Sentinels name the current master of
+# REDIS_SENTINEL_MASTER; REDIS_URL then gives only the database and the password.
+REDIS_SENTINELS = env_hostports("REDIS_SENTINELS") if REDIS_URL else []
+REDIS_SENTINEL_MASTER = env_str("REDIS_SENTINEL_MASTER", "mymaster")
+REDIS_SENTINEL_PASSWORD = env_str("REDIS_SENTINEL_PASSWORD", "")  # the Sentinels' own, if any
+_SENTINEL_KWARGS: dict[str, object] = {"socket_timeout": 2.0, "socket_connect_timeout": 2.0}
+if REDIS_SENTINEL_PASSWORD:
+    _SENTINEL_KWARGS["password"] = REDIS_SENTINEL_PASSWORD
 if REDIS_URL:
-    REDIS_URL = env_url("REDIS_URL", REDIS_URL, schemes=("redis", "rediss", "unix"))
+    REDIS_URL = env_url(
+        "REDIS_URL",
+        REDIS_URL,
+        schemes=("redis",) if REDIS_SENTINELS else ("redis", "rediss", "unix"),
+    )
+    _redis_options: dict[str, object] = {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2}
+    if REDIS_SENTINELS:
+        _redis_options |= {
+            "CLIENT_CLASS": "django_redis.client.SentinelClient",
+            "CONNECTION_FACTORY": "django_redis.pool.SentinelConnectionFactory",
+            "SENTINELS": REDIS_SENTINELS,
+            "SENTINEL_KWARGS": _SENTINEL_KWARGS,
+        }
     CACHES = {
         "default": {
             "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "OPTIONS": {
-                "SOCKET_CONNECT_TIMEOUT": 2,
-                "SOCKET_TIMEOUT": 2,
-            },
+            # Behind Sentinel one URL, the master's (no replica pool): the purge's resume point
+            # and DRF's throttle read what they have just written.
+            "LOCATION": [sentinel_location(REDIS_URL, REDIS_SENTINEL_MASTER)]
+            if REDIS_SENTINELS
+            else REDIS_URL,
+            "OPTIONS": _redis_options,
         }
     }
 else:
@@ -155,9 +180,16 @@ SCHEDULING_PUBLISH_TIMEOUT = env_float("SCHEDULING_PUBLISH_TIMEOUT", 5.0)
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL",
     # By default the next database of the same Redis: queue names (some chosen by API clients)
-    # then never meet the cache's or the sweep locks' keys.
-    redis_database(REDIS_URL, +1) if REDIS_URL else "filesystem://",
-    schemes=("redis", "rediss", "unix", "amqp", "amqps", "pyamqp", "filesystem", "memory"),
+    # then never meet the cache's or the sweep locks' keys. Behind Sentinel, through them.
+    sentinel_broker_url(REDIS_URL, REDIS_SENTINELS, +1)
+    if REDIS_SENTINELS
+    else redis_database(REDIS_URL, +1)
+    if REDIS_URL
+    else "filesystem://",
+    schemes=(
+        *("redis", "rediss", "unix", "sentinel", "amqp", "amqps", "pyamqp"),
+        *("filesystem", "memory"),
+    ),
 )
 if EMBEDDED:
     CELERY_BROKER_URL = "filesystem://"
@@ -169,6 +201,24 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
     "socket_connect_timeout": SCHEDULING_PUBLISH_TIMEOUT,
     "confirm_publish": True,
 }
+if CELERY_BROKER_URL.startswith("sentinel://"):
+    # kombu's Sentinel transport: the master of this name, asked of the URL's Sentinels.
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {
+        "master_name": REDIS_SENTINEL_MASTER,
+        "sentinel_kwargs": _SENTINEL_KWARGS,
+    }
+# RabbitMQ quorum queues (replicated, for durable delivery): Celery declares every queue it
+# creates (the sweep queue, each model's, its default one) with x-queue-type=quorum, and the
+# plain-JSON queues of keyed jobs and schedules are declared so too. Publisher confirms stay on.
+_QUORUM_QUEUES = env_bool("CELERY_BROKER_QUORUM_QUEUES", False)
+if _QUORUM_QUEUES and urlsplit(CELERY_BROKER_URL).scheme not in ("amqp", "amqps", "pyamqp"):
+    raise ImproperlyConfigured(
+        "CELERY_BROKER_QUORUM_QUEUES=1 is not valid with this broker: quorum queues are "
+        "RabbitMQ's (CELERY_BROKER_URL=amqp://...)."
+    )
+if _QUORUM_QUEUES:
+    CELERY_TASK_DEFAULT_QUEUE_TYPE = "quorum"
+    CELERY_TASK_CREATE_MISSING_QUEUE_TYPE = "quorum"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = RUN_DIR / "broker"
     for _folder in ("out", "processed", "control"):

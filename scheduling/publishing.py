@@ -28,10 +28,16 @@ from kombu import Queue
 from kombu.exceptions import KombuError
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+from redis.sentinel import Sentinel
 
 from scheduling.messages import OutgoingJson, OutgoingMessage, OutgoingTask, dumps
 
-REDIS_SCHEMES = ("redis", "rediss", "unix")
+REDIS_SCHEMES = ("redis", "rediss", "unix", "sentinel")
+# Replies that say the server cannot take writes now, whatever the queue: a replica (a master
+# demoted by a failover), no replica in reach under min-replicas-to-write, a replica cut off
+# from its master, a server still loading its data. The batch fails as a whole and is published
+# again on the next tick; it is not the messages' fault, so it costs them no attempt.
+SERVER_STATE_ERRORS = ("READONLY", "NOREPLICAS", "MASTERDOWN", "LOADING")
 
 
 class PublishError(Exception):
@@ -119,12 +125,15 @@ class RedisBatchPublisher:
         self.key_prefix = str(options.get("global_keyprefix", ""))
         # No automatic retry: a retried pipeline may double-publish, and a dead broker must
         # fail within `timeout`, not within several of them.
-        self.client = redis.Redis.from_url(
-            broker_url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 0),
-        )
+        connection: dict[str, Any] = {
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+            "retry": Retry(NoBackoff(), 0),
+        }
+        if urlsplit(broker_url).scheme == "sentinel":
+            self.client = sentinel_master(broker_url, options, connection)
+        else:
+            self.client = redis.Redis.from_url(broker_url, **connection)
 
     def prepare(self, message: OutgoingMessage) -> PreparedMessage:
         if isinstance(message, OutgoingJson):
@@ -174,6 +183,11 @@ class RedisBatchPublisher:
             results = pipeline.execute(raise_on_error=False)
         except redis.RedisError as exc:
             raise PublishError(f"broker did not take the batch: {exc}") from exc
+        for result in results:
+            if isinstance(result, redis.ResponseError) and str(result).startswith(
+                SERVER_STATE_ERRORS
+            ):
+                raise PublishError(f"broker did not take the batch: {result}")
         return {
             index: f"broker refused the message for queue {queue!r}: {result}"
             for (queue, indexes), result in zip(by_queue.items(), results, strict=True)
@@ -183,6 +197,32 @@ class RedisBatchPublisher:
 
     def close(self) -> None:
         self.client.close()
+
+
+def sentinel_master(broker_url: str, options: dict[str, Any], connection: dict[str, Any]) -> Any:
+    """A client of the master that the Sentinels of a kombu `sentinel://h1:p1;sentinel://h2:p2`
+    URL name for the transport option `master_name`, as kombu's Sentinel transport reads them:
+    the database and credentials from the first URL. A new connection asks the Sentinels again,
+    so after a failover the next batch goes to the new master."""
+    urls = [urlsplit(part) for part in broker_url.split(";") if part]
+    if "master_name" not in options:
+        raise ValueError("a sentinel:// broker needs the transport option 'master_name'")
+    sentinels = Sentinel(
+        [(url.hostname or "127.0.0.1", url.port or 26379) for url in urls],
+        sentinel_kwargs={
+            "socket_timeout": connection["socket_timeout"],
+            "socket_connect_timeout": connection["socket_connect_timeout"],
+            **(options.get("sentinel_kwargs") or {}),
+        },
+    )
+    first = urls[0]
+    return sentinels.master_for(
+        options["master_name"],
+        db=int(first.path.strip("/") or 0),
+        username=first.username or None,
+        password=first.password or None,
+        **connection,
+    )
 
 
 class KombuPublisher:
@@ -254,11 +294,18 @@ class KombuPublisher:
             content_type="application/json",
             content_encoding="utf-8",
             delivery_mode=2,
-            declare=[Queue(queue, durable=True, auto_delete=False)],
+            declare=[self._json_queue(queue)],
             retry=False,
             timeout=self.timeout,
             confirm_timeout=self.timeout,
         )
+
+    def _json_queue(self, name: str) -> Queue:
+        # With quorum queues on (CELERY_BROKER_QUORUM_QUEUES), a JSON queue is one as well; its
+        # consumers must declare it with the same x-queue-type (or passively).
+        queue_type = self.app.conf.task_create_missing_queue_type
+        arguments = {"x-queue-type": queue_type} if queue_type == "quorum" else None
+        return Queue(name, durable=True, auto_delete=False, queue_arguments=arguments)
 
     def _producer(self) -> Any:
         if self.producer is None:
