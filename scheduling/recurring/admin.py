@@ -64,8 +64,19 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
     )
     fieldsets = (
         (None, {"fields": ("name", "enabled", "cron", "timezone", "fire_preview")}),
-        ("Target", {"fields": ("task", "queue", "payload_template")}),
-        ("Timeline", {"fields": ("starts_at", "ends_at", "misfire_policy", "max_lateness")}),
+        ("Target", {"fields": ("task", "queue", "payload_template", "template_timezone")}),
+        (
+            "Timeline",
+            {
+                "fields": (
+                    "starts_at",
+                    "ends_at",
+                    "misfire_policy",
+                    "catchup_window",
+                    "max_lateness",
+                )
+            },
+        ),
         (
             "State",
             {
@@ -132,6 +143,12 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
             error = " ".join(str(message) for message in form.errors["payload_template"])
             return HttpResponse(preview_list(schedule) + format_html("<p>payload: {}</p>", error))
         schedule.payload_template = form.cleaned_data.get("payload_template") or {}
+        if "template_timezone" in form.errors:
+            error = " ".join(str(message) for message in form.errors["template_timezone"])
+            return HttpResponse(
+                preview_list(schedule) + format_html("<p>template_timezone: {}</p>", error)
+            )
+        schedule.template_timezone = form.cleaned_data.get("template_timezone") or ""
         return HttpResponse(preview_list(schedule))
 
     class Media:
@@ -204,7 +221,7 @@ def payload_preview(schedule: RecurringSchedule, fire_time: Any) -> str:
         payload = render(
             schedule.payload_template,
             fire_time=fire_time,
-            tz=schedule.timezone,
+            tz=schedule.variables_timezone,
             schedule_name=schedule.name,
         )
     except TemplateError as exc:

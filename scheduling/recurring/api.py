@@ -64,6 +64,19 @@ class ScheduleSerializer(serializers.ModelSerializer):
     max_lateness = LatenessField(
         required=False, allow_null=True, help_text="ISO 8601, e.g. PT15M; later occurrences expire."
     )
+    catchup_window = LatenessField(
+        required=False,
+        help_text="ISO 8601, e.g. P1D (the default) or PT6H: with fire_all, the fire times "
+        "missed within this much before now are published after downtime or a past starts_at.",
+    )
+    template_timezone = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=64,
+        help_text="IANA name the template variables are computed in, e.g. America/Los_Angeles; "
+        "empty or null: the schedule's timezone.",
+    )
     next_fire_at = StrictDateTimeField(read_only=True, allow_null=True)
     payload_template = BoundedJSONField(
         required=False, help_text=RecurringSchedule._meta.get_field("payload_template").help_text
@@ -75,12 +88,14 @@ class ScheduleSerializer(serializers.ModelSerializer):
             "name",
             "cron",
             "timezone",
+            "template_timezone",
             "task",
             "queue",
             "payload_template",
             "enabled",
             "misfire_policy",
             "max_lateness",
+            "catchup_window",
             "starts_at",
             "ends_at",
             "version",
@@ -96,6 +111,9 @@ class ScheduleSerializer(serializers.ModelSerializer):
         if value is None:
             raise serializers.ValidationError("Enter a JSON value other than null, e.g. {}.")
         return value
+
+    def validate_template_timezone(self, value: str | None) -> str:
+        return value or ""
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is None:
@@ -157,7 +175,14 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
     permission_classes = [ModelViewPermission]
     lookup_field = "name"
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
-    filterset_fields = ("enabled", "misfire_policy", "timezone", "task", "queue")
+    filterset_fields = (
+        "enabled",
+        "misfire_policy",
+        "timezone",
+        "template_timezone",
+        "task",
+        "queue",
+    )
 
     def get_queryset(self) -> QuerySet[RecurringSchedule]:
         next_fire = ScheduledOccurrence.objects.filter(

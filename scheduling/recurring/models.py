@@ -1,8 +1,10 @@
 """Recurring schedules: a cron-like timeline whose next fire time is one pending row.
 
-Each enabled schedule has exactly one pending ScheduledOccurrence (a partial unique index
-refuses a second). The sweep publishes it like any scheduled row; `after_batch` then inserts
-the one after, computed from the delivered row's own due time, in the same transaction.
+Each enabled schedule has exactly one pending timeline occurrence, its head (a partial unique
+index refuses a second). The sweep publishes it like any scheduled row; `after_batch` then
+inserts the one after, computed from the delivered row's own due time, in the same transaction.
+A `fire_all` catch-up inserts every missed fire time within the schedule's `catchup_window` in
+one statement, as `catch_up` rows beside the head; only the head carries the timeline on.
 
 Locking, which keeps edits and the sweep from racing or deadlocking: the sweep holds its
 claimed occurrences and takes the schedules with `FOR NO KEY UPDATE SKIP LOCKED`; a schedule
@@ -13,6 +15,7 @@ an editor, and a successor is never inserted from a schedule version that is bei
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +26,7 @@ from typing import Any, ClassVar, NamedTuple, Self
 from celery import current_app
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db import IntegrityError, connection, models, transaction
+from django.db import connection, models, transaction
 from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
@@ -43,15 +46,20 @@ MICROSECOND = timedelta(microseconds=1)
 
 @dataclass(frozen=True)
 class RecurringSettings:
-    catch_up_limit: int  # fire_all: missed fire times published per catch-up, at most
+    catch_up_chunk: int  # fire_all: missed fire times one chain step inserts, at most
     misfire_grace: float  # seconds late before a fire time counts as missed
 
 
 def recurring_settings() -> RecurringSettings:
     conf = scheduling_settings()
     return RecurringSettings(
-        catch_up_limit=conf.recurring_catch_up_limit, misfire_grace=conf.recurring_misfire_grace
+        catch_up_chunk=conf.batch_size, misfire_grace=conf.recurring_misfire_grace
     )
+
+
+DEFAULT_CATCHUP_WINDOW = timedelta(days=1)
+MAX_CATCHUP_WINDOW = timedelta(days=366)
+CATCHUP_WINDOW_FORM = "a positive duration of at most 366 days, e.g. P1D or PT6H"
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -63,8 +71,19 @@ class MisfirePolicy(models.TextChoices):
     SKIP = "skip", "Skip missed times"
 
 
-# Changing any of these replaces the pending occurrence and bumps the version.
+# Changing any of these moves the fire times or the target: the schedule is checked again.
 TIMELINE_FIELDS = ("cron", "timezone", "task", "queue", "starts_at", "ends_at", "enabled")
+# Changing any of these (every field a person edits) bumps the version and replaces the
+# pending occurrences: one created under an older version is never published.
+VERSIONED_FIELDS = (
+    *TIMELINE_FIELDS,
+    "name",
+    "template_timezone",
+    "payload_template",
+    "misfire_policy",
+    "max_lateness",
+    "catchup_window",
+)
 
 
 class RecurringSchedule(models.Model):
@@ -77,7 +96,16 @@ class RecurringSchedule(models.Model):
         "@daily-style macros, @every 90m, or @at 2026-12-24T09:00:00Z.",
     )
     timezone = models.CharField(
-        max_length=64, default="UTC", help_text="IANA name, e.g. Europe/Paris."
+        max_length=64,
+        default="UTC",
+        help_text="IANA name the cron is read in, e.g. Europe/Paris.",
+    )
+    template_timezone = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="IANA name every template variable is computed in, e.g. America/Los_Angeles; "
+        "empty: the schedule's timezone.",
     )
     task = models.CharField(
         max_length=200, blank=True, default="", help_text="Celery task name (or set queue)."
@@ -94,6 +122,12 @@ class RecurringSchedule(models.Model):
     )
     max_lateness = models.DurationField(
         null=True, blank=True, help_text="An occurrence later than this expires unpublished."
+    )
+    catchup_window = models.DurationField(
+        default=DEFAULT_CATCHUP_WINDOW,
+        help_text="fire_all: after downtime or a past starts_at, every fire time missed within "
+        "this much before now is published, each with its own processTime; older ones are "
+        "skipped. Default one day.",
     )
     starts_at = models.DateTimeField(default=django_timezone.now)
     ends_at = models.DateTimeField(null=True, blank=True)
@@ -130,7 +164,7 @@ class RecurringSchedule(models.Model):
                 occurrence_ensure(schedule=self)
             else:
                 _save_existing(self, *args, **kwargs)
-        self._loaded = {name: getattr(self, name) for name in TIMELINE_FIELDS}
+        self._loaded = _snapshot(self)
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         with transaction.atomic():
@@ -143,14 +177,19 @@ class RecurringSchedule(models.Model):
     @classmethod
     def from_db(cls, db: str | None, field_names: Any, values: Any) -> Self:
         instance = super().from_db(db, field_names, values)
-        if set(TIMELINE_FIELDS) <= set(field_names):
-            instance._loaded = {name: getattr(instance, name) for name in TIMELINE_FIELDS}
+        if set(VERSIONED_FIELDS) <= set(field_names):
+            instance._loaded = _snapshot(instance)
         return instance
 
     def timeline_changed(self, names: Sequence[str] = TIMELINE_FIELDS) -> bool:
         # Unknown (not loaded from the database, or loaded partly) counts as changed.
         loaded = getattr(self, "_loaded", None)
         return loaded is None or any(loaded[name] != getattr(self, name) for name in names)
+
+    @property
+    def variables_timezone(self) -> str:
+        """The zone of the payload template's variables: template_timezone, else timezone."""
+        return self.template_timezone or self.timezone
 
     def next_fire_after(self, after: datetime) -> datetime | None:
         """The schedule's first fire time after `after`, within starts_at and ends_at."""
@@ -166,8 +205,15 @@ class RecurringSchedule(models.Model):
             raise ValidationError(errors)
 
 
+def _snapshot(schedule: RecurringSchedule) -> dict[str, Any]:
+    # A deep copy: a payload edited in place must still compare as changed.
+    loaded = {name: getattr(schedule, name) for name in VERSIONED_FIELDS}
+    loaded["payload_template"] = copy.deepcopy(loaded["payload_template"])
+    return loaded
+
+
 def _save_existing(schedule: RecurringSchedule, *args: Any, **kwargs: Any) -> None:
-    changed = schedule.timeline_changed()
+    changed = schedule.timeline_changed(VERSIONED_FIELDS)
     if changed:
         schedule.version = F("version") + 1
     # last_fired_at is the sweep's to write; a form save must not move it back.
@@ -209,6 +255,7 @@ def schedule_errors(
     for field, check in (
         ("name", lambda: validate_slug(schedule.name)),
         ("timezone", lambda: cron.time_zone(schedule.timezone)),
+        ("template_timezone", lambda: _check_template_timezone(schedule.template_timezone)),
         ("cron", lambda: cron.parse(schedule.cron)),
         ("payload_template", lambda: validate_template(schedule.payload_template)),
     ):
@@ -226,6 +273,11 @@ def schedule_errors(
             + (f" and before ends_at {iso_utc(schedule.ends_at)}" if schedule.ends_at else "")
         )
     return errors
+
+
+def _check_template_timezone(name: str) -> None:
+    if name:
+        cron.time_zone(name)
 
 
 def _target_errors(schedule: RecurringSchedule, *, check_rules: bool) -> dict[str, str]:
@@ -263,6 +315,9 @@ def _time_errors(schedule: RecurringSchedule) -> dict[str, str]:
     lateness = schedule.max_lateness
     if lateness is not None and lateness <= timedelta(0):
         errors["max_lateness"] = "max_lateness must be a positive duration, e.g. PT15M."
+    window = schedule.catchup_window
+    if not isinstance(window, timedelta) or not timedelta(0) < window <= MAX_CATCHUP_WINDOW:
+        errors["catchup_window"] = f"catchup_window must be {CATCHUP_WINDOW_FORM}."
     return errors
 
 
@@ -282,6 +337,12 @@ class ScheduledOccurrence(ScheduledEvent):
     )
     # In a fire_all catch-up: how many missed fire times in a row came before this one.
     missed_run = models.PositiveIntegerField(default=0)
+    catch_up = models.BooleanField(
+        default=False,
+        db_default=False,  # rows inserted in SQL by older code (or a bench) are timeline rows
+        help_text="A missed fire time published by a fire_all catch-up; the timeline goes on "
+        "from the schedule's head occurrence, not from this one.",
+    )
 
     related_for_event = ("schedule",)
     event_type = "scheduling.recurring"
@@ -291,7 +352,7 @@ class ScheduledOccurrence(ScheduledEvent):
         constraints: ClassVar[list[models.BaseConstraint]] = [
             models.UniqueConstraint(
                 fields=["schedule"],
-                condition=Q(status=Status.PENDING.value, manual=False),
+                condition=Q(status=Status.PENDING.value, manual=False, catch_up=False),
                 name="one_pending_occurrence_per_schedule",
             )
         ]
@@ -324,12 +385,15 @@ class ScheduledOccurrence(ScheduledEvent):
     def expires_at(self) -> datetime | None:
         if self.is_stale():
             return self.due_at - MICROSECOND  # never published; after_batch cancels it
+        schedule = self.schedule
         deadlines = []
-        if self.schedule.max_lateness is not None:
-            deadlines.append(self.due_at + self.schedule.max_lateness)
-        if self.schedule.misfire_policy == MisfirePolicy.SKIP and not self.manual:
+        if schedule.max_lateness is not None:
+            deadlines.append(self.due_at + schedule.max_lateness)
+        if schedule.misfire_policy == MisfirePolicy.SKIP and not self.manual:
             grace = timedelta(seconds=recurring_settings().misfire_grace)
             deadlines.append(self.due_at + grace)
+        if schedule.misfire_policy == MisfirePolicy.FIRE_ALL and not self.manual:
+            deadlines.append(self.due_at + schedule.catchup_window)
         return min(deadlines) if deadlines else None
 
     def event_data(self) -> dict[str, Any]:
@@ -342,7 +406,7 @@ class ScheduledOccurrence(ScheduledEvent):
             "payload": render(
                 schedule.payload_template,
                 fire_time=self.due_at,
-                tz=schedule.timezone,
+                tz=schedule.variables_timezone,
                 schedule_name=schedule.name,
             ),
         }
@@ -383,7 +447,7 @@ def occurrences_chain(
     expired: Sequence[ScheduledOccurrence],
     now: datetime,
 ) -> int:
-    """Inside the sweep's batch: cancel stale rows, insert each schedule's next occurrence,
+    """Inside the sweep's batch: cancel stale rows, insert each schedule's next occurrences,
     record the last fire. Returns how many occurrences were inserted."""
     stale = [row for row in expired if row.is_stale()]
     if stale:
@@ -392,18 +456,20 @@ def occurrences_chain(
         )
     rows = [row for row in [*delivered, *expired] if not row.manual and not row.is_stale()]
     held = _hold_schedules(rows)
-    rows = [row for row in rows if row.schedule_id in held]
+    # A catch-up row records its fire; only the head carries the timeline on.
+    heads = [row for row in rows if row.schedule_id in held and not row.catch_up]
     conf = recurring_settings()
-    successors = [s for row in rows if (s := occurrence_successor(row, now=now, conf=conf))]
+    successors = [s for row in heads for s in occurrence_successors(row, now=now, conf=conf)]
     insert_pending(successors)
     return len(successors)
 
 
-def insert_pending(successors: list[Successor]) -> None:
-    """Insert new pending occurrences; one that would be a schedule's second is dropped
-    (ON CONFLICT DO NOTHING on the one-pending index): the first one stands."""
+def insert_pending(successors: Sequence[Successor]) -> int:
+    """Insert new pending occurrences in one statement; returns how many were inserted. A head
+    that would be a schedule's second is dropped (ON CONFLICT DO NOTHING on the one-pending
+    index): the first one stands."""
     if not successors:
-        return
+        return 0
     if connection.vendor != "postgresql":
         rows = [
             ScheduledOccurrence(
@@ -411,25 +477,28 @@ def insert_pending(successors: list[Successor]) -> None:
                 schedule_version=s.version,
                 due_at=s.due_at,
                 missed_run=s.missed_run,
+                catch_up=s.catch_up,
             )
             for s in successors
         ]
+        before = ScheduledOccurrence.objects.count()
         ScheduledOccurrence.objects.bulk_create(rows, ignore_conflicts=True)
-        return
+        return ScheduledOccurrence.objects.count() - before
     # One statement over arrays: the ORM's bulk_create spends more time building the
     # statement for a 1000-row batch than PostgreSQL spends running it.
     arrays: list[list[Any]] = [list(column) for column in zip(*successors, strict=True)]
     with connection.cursor() as cursor:
         cursor.execute(INSERT_PENDING, arrays)
+        return cursor.rowcount
 
 
 INSERT_PENDING = """
-INSERT INTO scheduled_occurrence (schedule_id, schedule_version, due_at, missed_run, manual,
-    status, version, attempts, cancel_reason, last_error, created_at, updated_at)
-SELECT schedule_id, schedule_version, due_at, missed_run, false,
-    'pending', 1, 0, '', '', now(), now()
-FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::integer[])
-    AS successor(schedule_id, schedule_version, due_at, missed_run)
+INSERT INTO scheduled_occurrence (schedule_id, schedule_version, due_at, missed_run, catch_up,
+    manual, status, version, attempts, cancel_reason, last_error, created_at, updated_at)
+SELECT schedule_id, schedule_version, due_at, missed_run, catch_up,
+    false, 'pending', 1, 0, '', '', now(), now()
+FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::integer[], %s::boolean[])
+    AS successor(schedule_id, schedule_version, due_at, missed_run, catch_up)
 ON CONFLICT DO NOTHING
 """
 
@@ -488,24 +557,69 @@ class Successor(NamedTuple):
     version: int
     due_at: datetime
     missed_run: int
+    catch_up: bool = False
 
 
-def occurrence_successor(
+def occurrence_successors(
     occurrence: ScheduledOccurrence, *, now: datetime, conf: RecurringSettings
-) -> Successor | None:
-    """The fire after this occurrence, by the schedule's misfire policy."""
-    schedule = occurrence.schedule
+) -> list[Successor]:
+    """What follows this occurrence, by the schedule's misfire policy: its next fire time,
+    or in a fire_all catch-up every fire time missed since, the last of them the head."""
+    return timeline_successors(
+        occurrence.schedule,
+        after=occurrence.due_at,
+        missed_run=occurrence.missed_run,
+        now=now,
+        conf=conf,
+    )
+
+
+def timeline_successors(
+    schedule: RecurringSchedule,
+    *,
+    after: datetime,
+    missed_run: int,
+    now: datetime,
+    conf: RecurringSettings,
+) -> list[Successor]:
+    """The schedule's fire times after `after` that are due by the misfire policy, then its
+    next one; empty when the schedule has ended. The last one returned is the head."""
     missed_before = now - timedelta(seconds=conf.misfire_grace)
-    floor = now - schedule.max_lateness if schedule.max_lateness is not None else None
-    catching_up = occurrence.missed_run + 1 < conf.catch_up_limit
-    if schedule.misfire_policy != MisfirePolicy.FIRE_ALL or not catching_up:
-        floor = missed_before if floor is None else max(floor, missed_before)
-    after = occurrence.due_at if floor is None else max(occurrence.due_at, floor - MICROSECOND)
-    fire = schedule.next_fire_after(after)
+    fire = schedule.next_fire_after(max(after, _floor(schedule, now, missed_before) - MICROSECOND))
     if fire is None:
-        return None
-    missed_run = occurrence.missed_run + 1 if fire < missed_before else 0
-    return Successor(schedule.pk, schedule.version, fire, missed_run)
+        return []
+    if fire >= missed_before or schedule.misfire_policy != MisfirePolicy.FIRE_ALL:
+        run = missed_run + 1 if fire < missed_before else 0
+        return [Successor(schedule.pk, schedule.version, fire, run)]
+    # A catch-up: every missed fire time up to now, and the next one. A long one goes in
+    # chunks: the chunk's last row is the head, and delivering it inserts the next chunk.
+    times = [fire]
+    while times[-1] <= now and len(times) < conf.catch_up_chunk:
+        following = schedule.next_fire_after(times[-1])
+        if following is None:
+            break
+        times.append(following)
+    last = len(times) - 1
+    return [
+        Successor(
+            schedule.pk,
+            schedule.version,
+            time,
+            missed_run + 1 + index if time < missed_before else 0,
+            catch_up=index < last,
+        )
+        for index, time in enumerate(times)
+    ]
+
+
+def _floor(schedule: RecurringSchedule, now: datetime, missed_before: datetime) -> datetime:
+    """The earliest fire time still worth publishing now."""
+    floors = [now - schedule.max_lateness] if schedule.max_lateness is not None else []
+    if schedule.misfire_policy == MisfirePolicy.FIRE_ALL:
+        floors.append(now - schedule.catchup_window)
+    else:
+        floors.append(missed_before)
+    return max(floors)
 
 
 def _occurrence(
@@ -521,50 +635,82 @@ def _occurrence(
 
 
 def occurrence_ensure(*, schedule: RecurringSchedule) -> ScheduledOccurrence | None:
-    """Give an enabled schedule its pending occurrence if it has none; call with the
-    schedule row locked (after updating it), inside a transaction."""
+    """Give an enabled schedule its pending occurrence if it has none (and, for a fire_all
+    catch-up, the missed ones before it); call with the schedule row locked (after updating
+    it), inside a transaction."""
     if not schedule.enabled:
         return None
-    pending = schedule.occurrences.filter(status=Status.PENDING, manual=False)
+    pending = schedule.occurrences.filter(status=Status.PENDING, manual=False, catch_up=False)
     # Waits for a sweep delivering the pending row; once it commits, the row is delivered.
     current = pending.select_for_update(of=("self",)).first()
     if current is not None:
         return current
-    occurrence = _next_occurrence(schedule, django_timezone.now())
-    if occurrence is None:
+    successors = _next_successors(schedule, django_timezone.now())
+    if not successors:
         return None
-    try:
-        with transaction.atomic():
-            occurrence.save()
-    except IntegrityError:  # inserted meanwhile by a sweep that held the schedule before us
-        return pending.first()
-    return occurrence
+    # The head first: if a sweep that held the schedule before us inserted one meanwhile,
+    # it inserted this catch-up too.
+    if insert_pending(successors[-1:]):
+        insert_pending(successors[:-1])
+    return pending.first()
 
 
-def _next_occurrence(schedule: RecurringSchedule, now: datetime) -> ScheduledOccurrence | None:
+def _next_successors(schedule: RecurringSchedule, now: datetime) -> list[Successor]:
+    conf = recurring_settings()
     # The timeline goes on after its last fire time however that ended: delivered, expired,
     # failed, or cancelled by hand (a version change cancels with the old version).
     latest = (
         schedule.occurrences.filter(manual=False, schedule_version=schedule.version)
-        .exclude(status=Status.PENDING)
+        .exclude(status=Status.PENDING, catch_up=False)
         .order_by("-due_at")
         .first()
     )
     if latest is not None:
         latest.schedule = schedule
-        successor = occurrence_successor(latest, now=now, conf=recurring_settings())
-        if successor is None:
-            return None
-        return _occurrence(schedule, successor.due_at, missed_run=successor.missed_run)
-    fire = schedule.next_fire_after(now)
-    return _occurrence(schedule, fire) if fire is not None else None
+        return occurrence_successors(latest, now=now, conf=conf)
+    starts_before_now = schedule.starts_at < now
+    if (
+        starts_before_now
+        and schedule.misfire_policy == MisfirePolicy.FIRE_ALL
+        and not _ever_materialised(schedule)
+    ):
+        # A new fire_all schedule catches up from its starts_at, even one in the past.
+        return timeline_successors(
+            schedule, after=schedule.starts_at - MICROSECOND, missed_run=0, now=now, conf=conf
+        )
+    # A new version starts from now (what an edit or a disabled spell left out is not sent),
+    # and after the last fire of any version, which a sweep may have sent a moment ago.
+    fire = schedule.next_fire_after(max(now, _last_fire(schedule) or now))
+    return [Successor(schedule.pk, schedule.version, fire, 0)] if fire is not None else []
+
+
+def _last_fire(schedule: RecurringSchedule) -> datetime | None:
+    happened = (Status.DELIVERED, Status.EXPIRED, Status.FAILED)
+    rows = schedule.occurrences.filter(manual=False, status__in=happened).order_by("-due_at")
+    return rows.values_list("due_at", flat=True).first()
+
+
+def _ever_materialised(schedule: RecurringSchedule) -> bool:
+    # last_fired_at too: the purge may have deleted every occurrence of older versions.
+    return schedule.last_fired_at is not None or (
+        schedule.occurrences.filter(manual=False).exists()
+    )
+
+
+def _next_occurrence(schedule: RecurringSchedule, now: datetime) -> ScheduledOccurrence | None:
+    """The schedule's next head occurrence, unsaved (see _next_successors)."""
+    successors = _next_successors(schedule, now)
+    if not successors:
+        return None
+    head = successors[-1]
+    return _occurrence(schedule, head.due_at, missed_run=head.missed_run)
 
 
 def schedules_repair(*, limit: int = 10_000) -> int:
     """Give enabled schedules left without a pending occurrence (one cancelled by hand, or
     edits made around the ORM) the next one; returns how many were repaired."""
     has_pending = ScheduledOccurrence.objects.filter(
-        schedule=OuterRef("pk"), status=Status.PENDING, manual=False
+        schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
     )
     broken = RecurringSchedule.objects.filter(enabled=True).exclude(Exists(has_pending))
     unfinished = broken.filter(Q(ends_at__isnull=True) | Q(ends_at__gt=Now()))
@@ -621,7 +767,11 @@ def occurrence_skip(*, occurrence: ScheduledOccurrence) -> bool:
             # the successor is ours to insert, as for every editor.
             occurrence_ensure(schedule=schedule)
             return False
-        if occurrence.manual or occurrence.schedule_version != schedule.version:
+        if (
+            occurrence.manual
+            or occurrence.catch_up
+            or occurrence.schedule_version != schedule.version
+        ):
             return True
         fire = schedule.next_fire_after(occurrence.due_at)
         if fire is not None and schedule.enabled:

@@ -37,7 +37,9 @@ def form_data(**fields):
         "ends_at_0": "",
         "ends_at_1": "",
         "misfire_policy": "fire_once",
+        "catchup_window": "P1D",
         "max_lateness": "",
+        "template_timezone": "",
     }
     return {**data, **fields}
 

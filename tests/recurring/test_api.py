@@ -78,10 +78,21 @@ def test_schedules_are_read_updated_and_deleted_by_name(api):
     assert api.get(URL + "nightly-export/").status_code == 404
 
 
-def test_editing_only_the_payload_keeps_the_version(api):
-    api.post(URL, VALID, format="json")
+def test_editing_only_the_payload_bumps_the_version_and_keeps_the_next_fire_time(api):
+    created = api.post(URL, VALID, format="json").json()
 
     response = api.patch(URL + "nightly-export/", {"payload_template": {"a": 1}}, format="json")
+
+    assert response.json()["version"] == 2
+    assert response.json()["next_fire_at"] == created["next_fire_at"]
+    [occurrence] = ScheduledOccurrence.objects.filter(status="pending")
+    assert occurrence.schedule_version == 2
+
+
+def test_saving_unchanged_values_keeps_the_version(api):
+    api.post(URL, VALID, format="json")
+
+    response = api.put(URL + "nightly-export/", VALID, format="json")
 
     assert response.json()["version"] == 1
 
@@ -101,6 +112,35 @@ def test_max_lateness_is_iso_8601_both_ways(api):
     assert response.json()["max_lateness"] == "PT15M"
 
 
+def test_catchup_window_is_iso_8601_both_ways_with_a_one_day_default(api):
+    default = api.post(URL, VALID, format="json").json()
+    chosen = api.post(
+        URL, {**VALID, "name": "six-hours", "catchup_window": "PT6H"}, format="json"
+    ).json()
+
+    assert (default["catchup_window"], chosen["catchup_window"]) == ("P1D", "PT6H")
+
+
+def test_template_timezone_defaults_to_the_schedule_timezone_and_is_set_apart(api):
+    default = api.post(URL, VALID, format="json").json()
+    bridge = {
+        **VALID,
+        "name": "bridge",
+        "cron": "0 0 * * * ?",
+        "timezone": "UTC",
+        "template_timezone": "America/Los_Angeles",
+    }
+    apart = api.post(URL, bridge, format="json").json()
+    cleared = api.patch(URL + "bridge/", {"template_timezone": None}, format="json").json()
+
+    assert default["template_timezone"] == ""
+    assert RecurringSchedule.objects.get(name="nightly-export").variables_timezone == (
+        "Europe/Paris"
+    )
+    assert (apart["timezone"], apart["template_timezone"]) == ("UTC", "America/Los_Angeles")
+    assert cleared["template_timezone"] == ""
+
+
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
@@ -115,6 +155,10 @@ def test_max_lateness_is_iso_8601_both_ways(api):
         ({"ends_at": "2026-01-01T00:00:00Z"}, "ends_at", "must be after starts_at"),
         ({"max_lateness": "15 minutes"}, "max_lateness", "Enter an ISO 8601 duration"),
         ({"max_lateness": "-PT5M"}, "max_lateness", "positive duration"),
+        ({"catchup_window": "one day"}, "catchup_window", "Enter an ISO 8601 duration"),
+        ({"catchup_window": "-PT5M"}, "catchup_window", "positive duration of at most 366"),
+        ({"catchup_window": "P400D"}, "catchup_window", "at most 366 days, e.g. P1D"),
+        ({"template_timezone": "Seattle"}, "template_timezone", "not a known IANA time zone"),
         ({"misfire_policy": "later"}, "misfire_policy", "is not a valid choice"),
         ({"name": "Nightly Export!"}, "name", "slug"),
         ({"cron": "@at 2020-01-01T00:00:00Z"}, "cron", "never fires"),

@@ -69,7 +69,7 @@ def test_the_first_fire_is_the_first_at_or_after_starts_at():
     assert pending(schedule)[0].due_at == starts
 
 
-def test_a_schedule_starting_in_the_past_starts_from_now_without_backfilling():
+def test_a_fire_once_schedule_starting_in_the_past_starts_from_now_without_backfilling():
     schedule = make_schedule(cron="0 * * * *", starts_at=CURRENT_TIME - timedelta(days=3))
 
     assert pending(schedule)[0].due_at == at(13, 0)
@@ -199,13 +199,16 @@ def test_fire_all_publishes_every_missed_fire_time_each_its_own_occurrence(broke
     assert [row.due_at for row in pending(schedule)] == [at(13, 1)]
 
 
-def test_fire_all_stops_at_the_catch_up_limit_and_moves_on(broker, settings):
-    settings.SCHEDULING_RECURRING_CATCH_UP_LIMIT = 5
-    schedule = make_schedule(misfire_policy="fire_all")
+def test_fire_all_publishes_only_what_its_catchup_window_covers_and_moves_on(broker):
+    schedule = make_schedule(misfire_policy="fire_all", catchup_window=timedelta(minutes=5))
 
     sweep_until_idle(DOWNTIME_END)
 
-    assert fired(broker) == [f"2026-11-22T12:0{m}:00Z" for m in range(1, 6)]
+    # 12:55:30 is the window's start: older fire times are skipped, the first one expired.
+    assert fired(broker) == [f"2026-11-22T12:{m}:00Z" for m in range(56, 60)] + [
+        "2026-11-22T13:00:00Z"
+    ]
+    assert schedule.occurrences.get(due_at=at(12, 1)).status == Status.EXPIRED
     assert [row.due_at for row in pending(schedule)] == [at(13, 1)]
 
 
@@ -277,13 +280,50 @@ def test_editing_the_time_zone_or_target_bumps_the_version(field, value):
     assert [row.schedule_version for row in pending(schedule)] == [2]
 
 
-def test_editing_the_payload_keeps_the_version_and_the_occurrence():
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("payload_template", {"a": "${todaysDate}"}),
+        ("template_timezone", "America/Los_Angeles"),
+        ("misfire_policy", "fire_all"),
+        ("catchup_window", timedelta(hours=1)),
+        ("max_lateness", timedelta(minutes=5)),
+        ("name", "renamed"),
+    ],
+)
+def test_any_other_edit_bumps_the_version_and_replaces_the_occurrence_at_the_same_time(
+    field, value
+):
+    schedule = make_schedule()
+    [before] = pending(schedule)
+
+    setattr(schedule, field, value)
+    with time_machine.travel(at(12, 0, 30), tick=False):
+        schedule.save()
+
+    assert schedule.version == 2
+    before.refresh_from_db()
+    assert before.status == Status.CANCELLED
+    [after] = pending(schedule)
+    assert (after.due_at, after.schedule_version) == (before.due_at, 2)
+
+
+def test_a_payload_edited_in_place_counts_as_a_change():
+    schedule = make_schedule(payload_template={"a": {"b": 1}})
+
+    schedule.payload_template["a"]["b"] = 2
+    schedule.save()
+
+    assert schedule.version == 2
+
+
+def test_saving_without_a_change_keeps_the_version_and_the_occurrence():
     schedule = make_schedule()
     before = pending(schedule)
 
-    schedule.payload_template = {"a": "${todaysDate}"}
-    schedule.save()
+    RecurringSchedule.objects.get(pk=schedule.pk).save()
 
+    schedule.refresh_from_db()
     assert schedule.version == 1
     assert pending(schedule) == before
 
@@ -420,6 +460,9 @@ def test_preview_lists_the_next_fire_times_in_order():
         ({"cron": "@at 2020-01-01T00:00:00Z"}, "cron", "never fires"),
         ({"name": "not a slug"}, "name", "slug"),
         ({"max_lateness": timedelta(0)}, "max_lateness", "positive duration"),
+        ({"template_timezone": "Seattle"}, "template_timezone", "not a known IANA time zone"),
+        ({"catchup_window": timedelta(0)}, "catchup_window", "positive duration of at most"),
+        ({"catchup_window": timedelta(days=400)}, "catchup_window", "366 days, e.g. P1D"),
         ({"starts_at": datetime(9500, 1, 1, tzinfo=UTC)}, "starts_at", "out of range"),
     ],
 )
@@ -451,8 +494,6 @@ def test_repair_gives_a_schedule_whose_occurrence_failed_its_next_one():
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("SCHEDULING_RECURRING_CATCH_UP_LIMIT", 0),
-        ("SCHEDULING_RECURRING_CATCH_UP_LIMIT", "100"),
         ("SCHEDULING_RECURRING_MISFIRE_GRACE", -1),
         ("SCHEDULING_RECURRING_MISFIRE_GRACE", True),
         ("SCHEDULING_RECURRING_MISFIRE_GRACE", float("nan")),
