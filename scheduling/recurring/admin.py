@@ -51,7 +51,7 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
         "version",
     )
     list_editable = ("enabled",)
-    list_filter = ("enabled", "misfire_policy", "timezone")
+    list_filter = ("enabled", "misfire_policy", "timezone", "template_timezone")
     search_fields = ("name", "cron", "task", "queue")
     readonly_fields = (
         "version",
@@ -242,9 +242,10 @@ class ScheduledOccurrenceAdmin(ScheduledEventAdmin):
         "schedule",
         "fire_id",
         "manual",
+        "catch_up",
         "schedule_version",
     )
-    list_filter = (*ScheduledEventAdmin.list_filter, "manual")
+    list_filter = (*ScheduledEventAdmin.list_filter, "manual", "catch_up")
     list_select_related = ("schedule",)
     search_fields = ("schedule__name",)
     # Cancelling would end the schedule's timeline; skipping cancels and moves to the next.

@@ -141,6 +141,7 @@ class OccurrenceSerializer(ScheduledEventSerializer):
             "schedule_version",
             "manual",
             "missed_run",
+            "catch_up",
         )
         read_only_fields = fields
 

@@ -1,7 +1,7 @@
 """Admin: schedules listed with next and last fire, the enabled toggle, a fire-time preview,
 actions; occurrences with the framework's actions plus skip."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
@@ -92,6 +92,9 @@ def test_adding_a_schedule_materialises_its_next_fire(admin_client):
         ({"timezone": "Paris"}, "is not a known IANA time zone name"),
         ({"task": "exports.build"}, "Set exactly one target"),
         ({"payload_template": '{"a": "${later}"}'}, "unknown variable ${later}"),
+        ({"catchup_window": "0"}, "catchup_window must be a positive duration of at most 366"),
+        ({"catchup_window": "a day"}, "Enter a valid duration"),
+        ({"template_timezone": "Seattle"}, "is not a known IANA time zone name"),
     ],
 )
 def test_the_form_refuses_bad_input_with_the_reason(admin_client, fields, message):
@@ -110,6 +113,34 @@ def test_the_form_previews_the_next_ten_fire_times(admin_client):
     assert "Next 10 fire times" in content
     assert "Mon 2026-11-23 09:00:00 CET" in content
     assert content.count("09:00:00 CET") == 10
+
+
+def test_the_payload_preview_computes_the_variables_in_the_template_timezone(admin_client):
+    # Cron read in UTC (01:00), variables in Los Angeles, where it is still the day before.
+    schedule = make_schedule(
+        name="bridge-style",
+        cron="0 1 * * *",
+        timezone="UTC",
+        template_timezone="America/Los_Angeles",
+        payload_template={"day": "${todaysDate}"},
+    )
+
+    content = admin_client.get(SCHEDULES + f"{schedule.pk}/change/").content.decode()
+
+    assert "Mon 2026-11-23 01:00:00 UTC" in content
+    assert "&quot;day&quot;: &quot;2026-11-22&quot;" in content
+
+
+def test_catchup_window_and_template_timezone_are_saved_from_the_form(admin_client):
+    fields = form_data(catchup_window="PT6H", template_timezone="America/Los_Angeles")
+
+    assert admin_client.post(SCHEDULES + "add/", fields).status_code == 302
+
+    schedule = RecurringSchedule.objects.get(name="nightly")
+    assert (schedule.catchup_window, schedule.template_timezone) == (
+        timedelta(hours=6),
+        "America/Los_Angeles",
+    )
 
 
 def test_the_form_previews_values_not_saved_yet(admin_client):
