@@ -54,6 +54,7 @@ class FakeFcm:
     def __init__(self) -> None:
         self.scripts: dict[str, list[Reply]] = {}
         self.received: list[Received] = []
+        self.arrived: list[str] = []  # tokens, as requests come in (before any reply)
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self))
         self.server.daemon_threads = True
@@ -108,6 +109,8 @@ def handler_for(fake: FakeFcm) -> type[BaseHTTPRequestHandler]:
                 reply = Reply(401, api_status="UNAUTHENTICATED")
             else:
                 reply = fake.next_reply(token)
+            with fake.lock:
+                fake.arrived.append(token)
             answered = self.answer(reply)
             fake.record(Received(token, body, authorization, answered))
 

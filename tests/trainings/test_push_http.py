@@ -77,15 +77,16 @@ def http_push(fcm, settings):
 @pytest.fixture
 def squad(team):
     """Five players, each with a token the fake answers differently, and one without a token."""
-    names = ("ok", "flaky", "slow", "gone", "bad", "no-token")
-    return {name: PlayerFactory(team=team, name=name, push_token=f"{name}-token") for name in names}
+    names = ("ok", "flaky", "slow", "gone", "bad")
+    players = {
+        name: PlayerFactory(team=team, name=name, push_token=f"{name}-token") for name in names
+    }
+    return {**players, "no-token": PlayerFactory(team=team, name="no-token", push_token="")}
 
 
 @pytest.fixture
 def reminder(team, squad, broker):
     """The -90 minute reminder of a training two hours from now, published; its event."""
-    squad["no-token"].push_token = ""
-    squad["no-token"].save()
     start = timezone.now() + timedelta(hours=2)
     training = training_create(team=team, start_at=start, end_at=start + timedelta(hours=1))
     due = start - timedelta(minutes=90)
@@ -331,6 +332,28 @@ def test_the_admin_shows_push_results_on_the_training_and_the_player(
 
 # --- end to end: a real worker and a real sweep loop on the real clock ----------------------
 
+WORKER_LOG = f"push-http-worker-{os.environ['TEST_REDIS_PAIR']}"
+
+
+def e2e_env(subprocess_env, fcm, **extra):
+    return {
+        **subprocess_env,
+        **push_settings(fcm.url),
+        "SCHEDULING_SWEEP_INTERVAL": "0.2",
+        "SCHEDULING_RETRY_BACKOFF": "0.5",
+        "SCHEDULING_RETRY_BACKOFF_MAX": "1",
+        **extra,
+    }
+
+
+def reminder_due_soon(team):
+    """A training whose -90 minute reminder falls due a few seconds from now; that row."""
+    start = timezone.now() + timedelta(minutes=90, seconds=3)
+    training = training_create(team=team, start_at=start, end_at=start + timedelta(hours=1))
+    return ScheduledTrainingNotification.objects.get(
+        training=training, offset=timedelta(minutes=-90)
+    )
+
 
 @pytest.mark.slow
 def test_a_worker_and_the_sweep_loop_get_one_push_to_every_player_despite_failures(
@@ -339,24 +362,11 @@ def test_a_worker_and_the_sweep_loop_get_one_push_to_every_player_despite_failur
     fcm.script("flaky-token", INTERNAL, INTERNAL, OK)
     fcm.script("slow-token", hang(HANG), OK)
     fcm.script("gone-token", UNREGISTERED)
-    squad["no-token"].push_token = ""
-    squad["no-token"].save()
-    env = {
-        **subprocess_env,
-        **push_settings(fcm.url),
-        "SCHEDULING_SWEEP_INTERVAL": "0.2",
-        "SCHEDULING_RETRY_BACKOFF": "0.5",
-        "SCHEDULING_RETRY_BACKOFF_MAX": "1",
-    }
-    worker = start_worker(env, "trainings", f"push-http-worker-{os.environ['TEST_REDIS_PAIR']}")
+    env = e2e_env(subprocess_env, fcm)
+    worker = start_worker(env, "trainings", WORKER_LOG)
     sweeper = manage(env, "sweep", "--loop", "trainings.ScheduledTrainingNotification")
     try:
-        # The -90 minute reminder falls due a few seconds from now.
-        start = timezone.now() + timedelta(minutes=90, seconds=3)
-        training = training_create(team=team, start_at=start, end_at=start + timedelta(hours=1))
-        row = ScheduledTrainingNotification.objects.get(
-            training=training, offset=timedelta(minutes=-90)
-        )
+        row = reminder_due_soon(team)
         wait_for(lambda: row_of({"pk": row.pk}).handled_at is not None, timeout=90)
     finally:
         stop_process(sweeper)
@@ -390,3 +400,40 @@ def test_a_worker_and_the_sweep_loop_get_one_push_to_every_player_despite_failur
         .count()
         == 0
     )
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_batch_repeats_no_push_it_had_recorded(
+    fcm, team, squad, subprocess_env
+):
+    """The worker dies while its request to the last player hangs. The event, never handled,
+    is published again after the handling timeout; the next worker sends to that player only."""
+    fcm.script("slow-token", hang(60), OK)  # the last player in name order
+    sweeper_env = e2e_env(subprocess_env, fcm, SCHEDULING_HANDLING_TIMEOUT="2")
+    sweeper = manage(sweeper_env, "sweep", "--loop", "trainings.ScheduledTrainingNotification")
+    doomed = start_worker(
+        e2e_env(subprocess_env, fcm, TRAININGS_PUSH_TIMEOUT="60"), "trainings", WORKER_LOG
+    )
+    try:
+        row = reminder_due_soon(team)
+        wait_for(lambda: "slow-token" in fcm.arrived, timeout=90)
+        doomed.kill()  # mid-batch: five pushes out and recorded, the sixth in flight
+        doomed.wait()
+        successor = start_worker(e2e_env(subprocess_env, fcm), "trainings", f"{WORKER_LOG}-2")
+        try:
+            wait_for(lambda: row_of({"pk": row.pk}).handled_at is not None, timeout=90)
+        finally:
+            stop_process(successor)
+    finally:
+        stop_process(sweeper)
+
+    for name in ("ok", "flaky", "gone", "bad"):
+        assert len(fcm.requests_for(f"{name}-token")) == 1, name
+    assert fcm.arrived.count("slow-token") == 2
+    assert fcm.delivered("slow-token") == 1
+    assert {name: r.status for name, r in results().items()} == {
+        **dict.fromkeys(("ok", "flaky", "slow", "gone", "bad"), Result.SENT),
+        "no-token": Result.SKIPPED,
+    }
+    row.refresh_from_db()
+    assert row.attempts == 2  # the first publication, then the one after the handling timeout
