@@ -96,7 +96,7 @@ class RecurringScheduleAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[RecurringSchedule]:
         next_fire = ScheduledOccurrence.objects.filter(
-            schedule=OuterRef("pk"), status=Status.PENDING, manual=False
+            schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
         ).values("due_at")[:1]
         return super().get_queryset(request).annotate(next_fire_at=Subquery(next_fire))
 

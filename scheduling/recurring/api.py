@@ -187,7 +187,7 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
 
     def get_queryset(self) -> QuerySet[RecurringSchedule]:
         next_fire = ScheduledOccurrence.objects.filter(
-            schedule=OuterRef("pk"), status=Status.PENDING, manual=False
+            schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
         ).values("due_at")[:1]
         return RecurringSchedule.objects.annotate(next_fire_at=Subquery(next_fire)).order_by("name")
 

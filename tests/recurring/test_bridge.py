@@ -24,7 +24,7 @@ from django.test.utils import CaptureQueriesContext
 
 from scheduling.conf import scheduling_settings
 from scheduling.publishing import make_publisher
-from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, occurrence_skip
 from scheduling.recurring.templates import render
 from scheduling.sweep import sweep_batch
 from tests.recurring.conftest import json_bodies, pending, sweep_at, sweep_until_idle
@@ -398,3 +398,20 @@ def one_batch(now: datetime) -> None:
             sweep_batch(ScheduledOccurrence, now=now, publisher=publisher, conf=conf)
     finally:
         publisher.close()
+
+
+def test_skipping_a_catch_up_occurrence_skips_that_fire_time_only(broker):
+    created = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    schedule = schedule_at(
+        created, name="skippy", cron="* * * * *", payload_template={}, misfire_policy="fire_all"
+    )
+    back = created + timedelta(minutes=5, seconds=30)
+    one_batch(back)  # 12:01 sent; 12:02-12:05 inserted as catch-up rows, 12:06 the head
+    missed = schedule.occurrences.get(due_at=created + 3 * MINUTE)
+
+    assert occurrence_skip(occurrence=missed) is True
+    sweep_until_idle(back)
+
+    sent = [body["scheduled_for"] for body in json_bodies(broker, "bridge")]
+    assert sent == [f"2026-11-22T12:0{m}:00Z" for m in (1, 2, 4, 5)]
+    assert [row.due_at for row in pending(schedule)] == [created + 6 * MINUTE]
