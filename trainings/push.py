@@ -212,17 +212,18 @@ class HttpPushBackend:
         if not pushes:
             return
         results = ResultLog(pushes)
-        retryable: list[tuple[Push, Outcome]] = []
+        outcomes: list[tuple[Push, Outcome]] = []
         stopped: Outcome | None = None
         for push in pushes:
             if results.is_final(push):
                 continue  # sent, refused for good or skipped on an earlier try of this event
             outcome = self.outcome_for(push, stopped)
             results.record(push, outcome)
-            if outcome.status == Result.RETRYABLE:
-                retryable.append((push, outcome))
-            if outcome.stops_batch:
+            outcomes.append((push, outcome))
+            if stopped is None and stops_batch(outcomes):
                 stopped = outcome
+        log_batch(pushes, outcomes)
+        retryable = [(p, o) for p, o in outcomes if o.status == Result.RETRYABLE]
         if retryable:
             raise retry_later(retryable, total=len(pushes))
 
@@ -255,6 +256,31 @@ class HttpPushBackend:
         except httpx.TransportError as exc:
             return Outcome(Result.RETRYABLE, error_code="network", error=describe(exc))
         return outcome_of(response)
+
+
+# A service that accepts connections but answers nobody would otherwise cost a read timeout
+# per player while the handler holds its row.
+TIMEOUTS_IN_A_ROW = 2
+
+
+def stops_batch(outcomes: list[tuple[Push, Outcome]]) -> bool:
+    """Whether the latest outcome says the service as a whole is failing."""
+    if outcomes[-1][1].stops_batch:
+        return True
+    tried = [outcome for _, outcome in outcomes if outcome.tried][-TIMEOUTS_IN_A_ROW:]
+    return len(tried) == TIMEOUTS_IN_A_ROW and all(o.error_code == "timeout" for o in tried)
+
+
+def log_batch(pushes: Sequence[Push], outcomes: list[tuple[Push, Outcome]]) -> None:
+    counts: dict[str, int] = {}
+    for _, outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    log.info(
+        "push %s: %s (%d already done)",
+        pushes[0].event_id,
+        ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing to send",
+        len(pushes) - len(outcomes),
+    )
 
 
 def fcm_message(push: Push) -> dict[str, Any]:

@@ -243,6 +243,23 @@ def test_an_unreachable_service_costs_one_connection_attempt_per_try(
     assert row_of(reminder["event"]).status == Status.PENDING
 
 
+def test_two_timeouts_in_a_row_leave_the_rest_of_the_batch_for_the_retry(
+    http_push, squad, reminder
+):
+    for name in ("ok", "flaky", "slow", "gone", "bad"):
+        http_push.script(f"{name}-token", hang(HANG), OK)
+
+    with pytest.raises(PushRetryLater, match="5 of 6 pushes to retry"):
+        send_training_reminder(reminder["event"])
+
+    assert len(http_push.arrived) == 2
+    attempts = {name: r.attempts for name, r in results().items() if name != "no-token"}
+    assert sorted(attempts.values()) == [0, 0, 0, 1, 1]
+    assert {
+        r.error_code for r in results().values() if r.attempts == 0 and r.player.push_token
+    } == {"timeout"}
+
+
 def test_a_duplicate_message_after_the_event_was_handled_sends_nothing(http_push, reminder):
     event = reminder["event"]
     send_training_reminder(event)
