@@ -460,8 +460,7 @@ def occurrences_chain(
     heads = [row for row in rows if row.schedule_id in held and not row.catch_up]
     conf = recurring_settings()
     successors = [s for row in heads for s in occurrence_successors(row, now=now, conf=conf)]
-    insert_pending(successors)
-    return len(successors)
+    return insert_pending(successors)
 
 
 def insert_pending(successors: Sequence[Successor]) -> int:
