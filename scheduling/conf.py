@@ -37,7 +37,6 @@ class SchedulingSettings:
     bulk_throttle_rate: str = "60/min"  # bulk reschedule/cancel requests per user (REST)
     job_max_instants: int = 1000  # instants one keyed job may hold
     job_max_payload_bytes: int = 64 * 1024  # a keyed job's payload, as compact JSON
-    recurring_catch_up_limit: int = 100  # fire_all: missed fire times published per catch-up
     recurring_misfire_grace: float = 10.0  # seconds late before a fire time counts as missed
 
 
