@@ -42,5 +42,6 @@ def consume_scheduling_queues(sender: str, instance: Any, conf: Any, **kwargs: A
 
     queues = instance.app.amqp.queues
     for name in queue_names():
-        # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration.
-        queues.select_add(queues.get(name, name))
+        # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration; any other is
+        # declared as Celery declares a missing queue (quorum, with CELERY_BROKER_QUORUM_QUEUES).
+        queues.select_add(queues.get(name) or queues.new_missing(name))
