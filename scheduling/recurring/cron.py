@@ -346,8 +346,8 @@ def _step(text: str | None, value: str, field: Field) -> int:
     if text is None:
         return 1
     step = int(text)
-    if not 0 < step < field.wrap:
-        raise _invalid(field, value, f"a step runs from 1 to {field.wrap - 1}")
+    if not 0 < step <= field.high:  # Quartz's limits
+        raise _invalid(field, value, f"a step runs from 1 to {field.high}")
     return step
 
 
