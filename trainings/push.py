@@ -126,6 +126,7 @@ PROJECT_ID = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]")
 # expired) is cleared, so later reminders skip the player until the app registers again.
 UNREGISTERED = "UNREGISTERED"
 SENDER_ID_MISMATCH = "SENDER_ID_MISMATCH"  # a 403 about one token, not about our credentials
+INVALID_ARGUMENT = "INVALID_ARGUMENT"  # a 400: this message or its token is malformed
 
 
 @dataclass(frozen=True)
@@ -312,27 +313,25 @@ def outcome_of(response: httpx.Response) -> Outcome:
     code, message = fcm_error(response)
     error = f"HTTP {status}: {message}"[:500]
     retry_after = retry_after_seconds(response)
-    if status == 429:  # quota: the rest of the batch would be refused too
-        return Outcome(
-            Result.RETRYABLE,
-            error_code=code,
-            error=error,
-            retry_after=retry_after,
-            stops_batch=True,
-        )
-    if status == 401 or (status == 403 and code != SENDER_ID_MISMATCH):
-        # Our credentials, not this token: every push would fail alike. Retried, so a fixed
-        # token (or a person's retry once the row failed) sends them all.
-        return Outcome(
-            Result.RETRYABLE,
-            error_code=code,
-            error=error,
-            retry_after=retry_after,
-            stops_batch=True,
-        )
     if status >= 500 or status == 408:
         return Outcome(Result.RETRYABLE, error_code=code, error=error, retry_after=retry_after)
-    return Outcome(Result.PERMANENT, error_code=code, error=error)
+    if about_this_token(status, code):
+        return Outcome(Result.PERMANENT, error_code=code, error=error)
+    # 429 (quota), 401 / 403 (our credentials), a 404 without UNREGISTERED (a wrong project or
+    # URL), anything else: every push of the batch would get the same. Retried, not given up
+    # for each player: once it is mended (or a person retries the failed row) all are sent.
+    return Outcome(
+        Result.RETRYABLE, error_code=code, error=error, retry_after=retry_after, stops_batch=True
+    )
+
+
+def about_this_token(status: int, code: str) -> bool:
+    """The refusals that concern one message or token, which no retry will change."""
+    return (
+        (status == 400 and code == INVALID_ARGUMENT)
+        or (status == 403 and code == SENDER_ID_MISMATCH)
+        or (status == 404 and code == UNREGISTERED)
+    )
 
 
 def fcm_error(response: httpx.Response) -> tuple[str, str]:

@@ -243,6 +243,27 @@ def test_an_unreachable_service_costs_one_connection_attempt_per_try(
     assert row_of(reminder["event"]).status == Status.PENDING
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "code"),
+    [
+        ("TRAININGS_PUSH_PROJECT", "someone-elses", "NOT_FOUND"),  # 404 without UNREGISTERED
+        ("TRAININGS_PUSH_TOKEN", "expired-token", "UNAUTHENTICATED"),  # 401
+    ],
+)
+def test_a_misconfiguration_fails_the_try_instead_of_every_player_for_good(
+    http_push, squad, reminder, settings, setting, value, code
+):
+    setattr(settings, setting, value)
+
+    with pytest.raises(PushRetryLater, match="5 of 6 pushes to retry"):
+        send_training_reminder(reminder["event"])
+
+    assert len(http_push.received) == 1  # the rest of the batch waits for the retry
+    tried = [r for name, r in results().items() if name != "no-token"]
+    assert {(r.status, r.error_code) for r in tried} == {(Result.RETRYABLE, code)}
+    assert row_of(reminder["event"]).status == Status.PENDING
+
+
 def test_two_timeouts_in_a_row_leave_the_rest_of_the_batch_for_the_retry(
     http_push, squad, reminder
 ):
