@@ -384,6 +384,11 @@ def e2e_env(subprocess_env, fcm, **extra):
     }
 
 
+def worker_ready(log_name):
+    log = ROOT / ".run" / f"{log_name}.log"
+    return log.exists() and " ready." in log.read_text()
+
+
 def reminder_due_soon(team):
     """A training whose -90 minute reminder falls due a few seconds from now; that row."""
     start = timezone.now() + timedelta(minutes=90, seconds=3)
@@ -447,12 +452,15 @@ def test_a_worker_killed_mid_batch_repeats_no_push_it_had_recorded(
     """The worker dies while its request to the last player hangs. The event, never handled,
     is published again after the handling timeout; the next worker sends to that player only."""
     fcm.script("slow-token", hang(60), OK)  # the last player in name order
-    sweeper_env = e2e_env(subprocess_env, fcm, SCHEDULING_HANDLING_TIMEOUT="2")
+    sweeper_env = e2e_env(subprocess_env, fcm, SCHEDULING_HANDLING_TIMEOUT="3")
     sweeper = manage(sweeper_env, "sweep", "--loop", "trainings.ScheduledTrainingNotification")
     doomed = start_worker(
         e2e_env(subprocess_env, fcm, TRAININGS_PUSH_TIMEOUT="60"), "trainings", WORKER_LOG
     )
     try:
+        # Consuming before the reminder falls due, so only the kill makes the event wait
+        # past the handling timeout.
+        wait_for(lambda: worker_ready(WORKER_LOG), timeout=90)
         row = reminder_due_soon(team)
         wait_for(lambda: "slow-token" in fcm.arrived, timeout=90)
         doomed.kill()  # mid-batch: five pushes out and recorded, the sixth in flight
