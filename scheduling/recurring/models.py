@@ -100,10 +100,12 @@ class RecurringSchedule(models.Model):
         default="UTC",
         help_text="IANA name the cron is read in, e.g. Europe/Paris.",
     )
+    # Database defaults too: rows inserted in SQL (a bench, older code) get the same values.
     template_timezone = models.CharField(
         max_length=64,
         blank=True,
         default="",
+        db_default="",
         help_text="IANA name every template variable is computed in, e.g. America/Los_Angeles; "
         "empty: the schedule's timezone.",
     )
@@ -125,6 +127,7 @@ class RecurringSchedule(models.Model):
     )
     catchup_window = models.DurationField(
         default=DEFAULT_CATCHUP_WINDOW,
+        db_default=DEFAULT_CATCHUP_WINDOW,
         help_text="fire_all: after downtime or a past starts_at, every fire time missed within "
         "this much before now is published, each with its own processTime; older ones are "
         "skipped. Default one day.",
@@ -339,7 +342,7 @@ class ScheduledOccurrence(ScheduledEvent):
     missed_run = models.PositiveIntegerField(default=0)
     catch_up = models.BooleanField(
         default=False,
-        db_default=False,  # rows inserted in SQL by older code (or a bench) are timeline rows
+        db_default=False,
         help_text="A missed fire time published by a fire_all catch-up; the timeline goes on "
         "from the schedule's head occurrence, not from this one.",
     )
