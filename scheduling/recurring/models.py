@@ -219,6 +219,8 @@ def _save_existing(schedule: RecurringSchedule, *args: Any, **kwargs: Any) -> No
     changed = schedule.timeline_changed(VERSIONED_FIELDS)
     if changed:
         schedule.version = F("version") + 1
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "version", "updated_at"}
     # last_fired_at is the sweep's to write; a form save must not move it back.
     kwargs.setdefault(
         "update_fields",

@@ -308,6 +308,17 @@ def test_any_other_edit_bumps_the_version_and_replaces_the_occurrence_at_the_sam
     assert (after.due_at, after.schedule_version) == (before.due_at, 2)
 
 
+def test_a_save_naming_its_update_fields_bumps_the_version_too():
+    schedule = make_schedule()
+
+    schedule.payload_template = {"a": 1}
+    schedule.save(update_fields=["payload_template"])
+
+    schedule.refresh_from_db()
+    assert (schedule.version, schedule.payload_template) == (2, {"a": 1})
+    assert [row.schedule_version for row in pending(schedule)] == [2]
+
+
 def test_a_payload_edited_in_place_counts_as_a_change():
     schedule = make_schedule(payload_template={"a": {"b": 1}})
 
