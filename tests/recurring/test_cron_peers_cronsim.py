@@ -581,7 +581,7 @@ DIFFERENCES: dict[str, Difference] = {
         "a day name before L is accepted, as Quartz documents (FRIL)", "accepted"
     ),
     "TestIterator.test_it_handles_dom_star[1 1 */100,1-7 * MON @ 2020-01-01T00:00:00]": Difference(
-        "a step must be smaller than its field (Quartz refuses the same): */100 is refused; "
+        "a step runs from 1 to its field's maximum (Quartz's limits): */100 is refused; "
         "cronsim reads it as day 1, a trick to get Vixie's AND",
         REFUSED,
     ),

@@ -77,14 +77,15 @@ def accepted(test: str, expression: str) -> Vector:
 
 
 def peer_outcome(vector: Vector) -> Outcome:
-    return {
+    outcomes: dict[str, Outcome] = {
         "next": vector.fires,
         "match": True,
         "nomatch": False,
         "never": (),
         "refused": REFUSED,
         "accepted": ACCEPTED,
-    }[vector.kind]
+    }
+    return outcomes[vector.kind]
 
 
 def our_outcome(vector: Vector) -> Outcome:
