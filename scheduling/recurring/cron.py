@@ -363,7 +363,7 @@ def _number(text: str, value: str, field: Field) -> int:
 
 
 def _years(value: str) -> tuple[int, ...] | None:
-    return None if value in ("*", "?") else _values(value, YEAR)
+    return None if value == "*" else _values(value, YEAR)
 
 
 def _day_of_month(value: str) -> Days:
