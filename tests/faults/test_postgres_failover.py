@@ -38,7 +38,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 RATE = 50  # rows falling due per second: a steady load the solo worker keeps up with
 INTERVAL = 0.2
-HANDLING_TIMEOUT = 5.0  # what recovers a handling the failover cut short
+# What recovers a handling the failover cut short; above the worker's lag on a busy machine,
+# so that queued messages are not published again merely for waiting.
+HANDLING_TIMEOUT = 10.0
 
 
 @pytest.fixture
@@ -70,12 +72,13 @@ def test_the_primary_killed_mid_load_fails_over_to_its_synchronous_standby_losin
         inserted = on(
             pair.primary, lambda cur: insert_pings(cur, count, due=due_over(count)), DATABASE
         )
-        # Mid-load: a third handled, the rest still to fall due.
-        wait_for(lambda: handled(pair.primary) >= count // 3, timeout=120, interval=0.05)
+        # Mid-load: a third delivered, the rest still to fall due.
+        wait_for(lambda: delivered(pair.primary) >= count // 3, timeout=120, interval=0.05)
 
         killed_at = datetime.now(UTC)
         started = time.monotonic()
         pair.kill_primary()
+        dead_at = datetime.now(UTC)  # whatever is written after this, the new primary wrote
         pair.promote()
         promoted_after = time.monotonic() - started
         web_status = web.healthz()  # its kept connection went with the old primary
@@ -86,7 +89,7 @@ def test_the_primary_killed_mid_load_fails_over_to_its_synchronous_standby_losin
         web.stop()
     output = daemon.finish()
 
-    times = on(pair.standby, lambda cur: recovery(cur, killed_at), DATABASE)
+    times = on(pair.standby, lambda cur: recovery(cur, killed_at, dead_at), DATABASE)
     effects = on(pair.standby, effect_ids, DATABASE)
     verdict = check({event_id(pk) for pk in inserted}, worker_saw(log), effects)
     fault_report(
@@ -95,8 +98,8 @@ def test_the_primary_killed_mid_load_fails_over_to_its_synchronous_standby_losin
         promoted_after=promoted_after,
         first_delivered_after=times["delivered"],
         first_handled_after=times["handled"],
-        max_delivery_lateness_after_kill=times["lateness"],
-        max_handling_delay_after_kill=times["handling_delay"],
+        max_delivery_lateness_on_new_primary=times["lateness"],
+        max_handling_delay_on_new_primary=times["handling_delay"],
         republished=len(verdict.duplicated),
         web_after_failover=web_status,
     )
@@ -114,29 +117,37 @@ def due_over(count: int) -> str:
 
 
 def handled(cluster: Any) -> int:
-    query = "SELECT count(*) FROM scheduled_ping WHERE handled_at IS NOT NULL"
+    return count_where(cluster, "handled_at IS NOT NULL")
+
+
+def delivered(cluster: Any) -> int:
+    return count_where(cluster, "status = 'delivered'")
+
+
+def count_where(cluster: Any, condition: str) -> int:
+    query = f"SELECT count(*) FROM scheduled_ping WHERE {condition}"
     try:
         return int(on(cluster, lambda cur: cur.execute(query).fetchone()[0], DATABASE))
     except Exception:  # stopped, or still starting
         return -1
 
 
-def recovery(cursor: Any, killed_at: datetime) -> dict[str, float | None]:
+def recovery(cursor: Any, killed_at: datetime, dead_at: datetime) -> dict[str, float | None]:
     """Seconds from the kill to the first event the new primary delivered and handled; the
-    largest lateness (delivered_at - due_at) of rows delivered after the kill, and the largest
-    delay from due to handled (handled_at - due_at) of rows handled after it."""
+    largest lateness (delivered_at - due_at) of rows it delivered, and the largest delay from
+    due to handled (handled_at - due_at) of rows it saw handled."""
     cursor.execute(
-        "SELECT EXTRACT(EPOCH FROM min(delivered_at) - %(at)s),"
+        "SELECT EXTRACT(EPOCH FROM min(delivered_at) - %(killed)s),"
         " EXTRACT(EPOCH FROM max(delivered_at - due_at))"
-        " FROM scheduled_ping WHERE delivered_at > %(at)s",
-        {"at": killed_at},
+        " FROM scheduled_ping WHERE delivered_at > %(dead)s",
+        {"killed": killed_at, "dead": dead_at},
     )
     delivered, lateness = cursor.fetchone()
     cursor.execute(
-        "SELECT EXTRACT(EPOCH FROM min(handled_at) - %(at)s),"
+        "SELECT EXTRACT(EPOCH FROM min(handled_at) - %(killed)s),"
         " EXTRACT(EPOCH FROM max(handled_at - due_at))"
-        " FROM scheduled_ping WHERE handled_at > %(at)s",
-        {"at": killed_at},
+        " FROM scheduled_ping WHERE handled_at > %(dead)s",
+        {"killed": killed_at, "dead": dead_at},
     )
     handled_first, delay = cursor.fetchone()
     figures = {"delivered": delivered, "handled": handled_first}
