@@ -8,7 +8,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (!form) return;
   const names = [
     "name", "cron", "timezone", "starts_at_0", "starts_at_1", "ends_at_0", "ends_at_1",
-    "payload_template",
+    "payload_template", "template_timezone",
   ];
   // The admin's Today/Now links, calendar and clock set a field without an input event.
   const pickers = ".datetimeshortcuts, .calendarbox, .clockbox";
