@@ -266,6 +266,9 @@ SCHEDULING_SWEEP_HOLD = env_float("SCHEDULING_SWEEP_HOLD", 0.0, inclusive=True)
 # Keyed jobs (PUT /api/jobs/{key}/): instants per job, and bytes of JSON payload per job.
 SCHEDULING_JOB_MAX_INSTANTS = env_int("SCHEDULING_JOB_MAX_INSTANTS", 1000, minimum=1)
 SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_int("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 65536, minimum=1)
+# Task names or patterns (comma-separated, e.g. "billing.*,reports.build") a keyed job's task
+# callback may name though this project registers no such task: other codebases' workers.
+SCHEDULING_EXTERNAL_TASKS = env_list("SCHEDULING_EXTERNAL_TASKS", [])
 # Recurring schedules: the seconds a fire time may be late before it counts as missed
 # (misfire policies apply; a fire_all catch-up is bounded by each schedule's catchup_window).
 SCHEDULING_RECURRING_MISFIRE_GRACE = env_float(

@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 RATE_FORM = "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day"
+TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 'reports.*']"
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class SchedulingSettings:
     job_max_instants: int = 1000  # instants one keyed job may hold
     job_max_payload_bytes: int = 64 * 1024  # a keyed job's payload, as compact JSON
     recurring_misfire_grace: float = 10.0  # seconds late before a fire time counts as missed
+    # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
+    # though this project's Celery app does not register them: other codebases' workers run them.
+    external_tasks: tuple[str, ...] = ()
 
 
 def scheduling_settings() -> SchedulingSettings:
@@ -50,6 +54,8 @@ def scheduling_settings() -> SchedulingSettings:
 
 
 def _checked(name: str, value: object, kind: object) -> object:
+    if name == "SCHEDULING_EXTERNAL_TASKS":
+        return _task_patterns(name, value)
     if kind in (int, "int") and (
         not isinstance(value, int) or isinstance(value, bool) or value < 1
     ):
@@ -72,3 +78,11 @@ def _checked(name: str, value: object, kind: object) -> object:
     if kind in (str, "str") and (not isinstance(value, str) or not value):
         raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a non-empty name.")
     return value
+
+
+def _task_patterns(name: str, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(item, str) and item.strip() for item in value
+    ):
+        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected {TASK_PATTERNS_FORM}.")
+    return tuple(item.strip() for item in value)

@@ -3,11 +3,16 @@ for plain JSON) must follow, shared by keyed jobs and recurring schedules."""
 
 from __future__ import annotations
 
+import difflib
 import re
+from fnmatch import fnmatchcase
+from functools import cache
 from typing import Any
 
 from celery import current_app
 from django.db import models
+
+from scheduling.conf import scheduling_settings
 
 QUEUE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 TASK_PATTERN = re.compile(r"(?=.{1,200}$)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -38,46 +43,112 @@ class TargetError(ValueError):
 class CallbackType(models.TextChoices):
     QUEUE = "queue", "Plain JSON on a named queue"
     TASK = "task", "Celery task"
+    RABBITMQ = "rabbitmq", "The payload alone, as JSON on a named queue"
 
 
-def check_callback(callback: object) -> dict[str, str]:
-    """The callback in its stored form: a task's queue is resolved by Celery's routes."""
-    forms = '{"type": "queue", "queue": "<name>"} or {"type": "task", "task": "<name>"}'
+CALLBACK_FORMS = (
+    '{"type": "queue", "queue": "<name>"}, {"type": "task", "task": "<name>"} or '
+    '{"type": "rabbitmq", "data": {"queue": "<name>", "payload": {…}}}'
+)
+RABBITMQ_DATA_FORM = '{"queue": "<name>", "payload": {…}} (payload optional)'
+
+
+def check_callback(callback: object, *, known_task: bool = False) -> dict[str, Any]:
+    """The callback in its stored form: a task's queue is resolved by Celery's routes.
+
+    With `known_task`, a task callback must name a task registered in the Celery app or one
+    SCHEDULING_EXTERNAL_TASKS declares. A rabbitmq callback keeps `data.payload` if given:
+    its owner (a keyed job) takes it out.
+    """
     if not isinstance(callback, dict) or callback.get("type") not in CallbackType.values:
-        raise TargetError("callback", f"Enter {forms}; unknown callback {_short(callback)}.")
+        raise TargetError(
+            "callback", f"Enter {CALLBACK_FORMS}; unknown callback {_short(callback)}."
+        )
     if callback["type"] == CallbackType.QUEUE:
         _only_keys(callback, {"type", "queue"})
         return {"type": CallbackType.QUEUE, "queue": check_json_queue(callback.get("queue"))}
+    if callback["type"] == CallbackType.RABBITMQ:
+        return check_rabbitmq_callback(callback)
+    return check_task_callback(callback, known_task=known_task)
+
+
+def check_task_callback(callback: dict[str, Any], *, known_task: bool) -> dict[str, Any]:
     _only_keys(callback, {"type", "task", "queue"})
     task = callback.get("task")
     if not isinstance(task, str) or not TASK_PATTERN.fullmatch(task):
         raise TargetError("callback", f"task: enter {TASK_FORM}; got {_short(task)}.")
     if task.startswith(("celery.", "scheduling.")):
         raise TargetError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
+    if known_task:
+        check_known_task(task)
     queue = check_queue_name(callback.get("queue") or task_route(task))
     if queue.startswith(CELERY_PREFIX) and queue not in celery_queues():
         raise TargetError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
     return {"type": CallbackType.TASK, "task": task, "queue": queue}
 
 
-def check_json_queue(queue: object) -> str:
+def check_rabbitmq_callback(callback: dict[str, Any]) -> dict[str, Any]:
+    """MyCoach's form: the payload alone is the message body, on the queue `data.queue`."""
+    _only_keys(callback, {"type", "data"})
+    data = callback.get("data")
+    if not isinstance(data, dict):
+        raise TargetError("callback", f"data: enter {RABBITMQ_DATA_FORM}; got {_short(data)}.")
+    _only_keys(data, {"queue", "payload"}, where="data.")
+    checked = {"queue": check_json_queue(data.get("queue"), where="data.queue")}
+    if "payload" in data:
+        checked["payload"] = data["payload"]
+    return {"type": CallbackType.RABBITMQ, "data": checked}
+
+
+def check_known_task(task: str) -> str:
+    """A task this project's workers run, or one declared external (another codebase's)."""
+    registered = registered_tasks()
+    if task in registered or is_external_task(task):
+        return task
+    close = difflib.get_close_matches(task, registered, n=3)
+    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise TargetError(
+        "callback",
+        f"task: {task!r} is not a task of this project's Celery app.{hint} Enter a registered "
+        "task, or declare tasks that other codebases' workers run in SCHEDULING_EXTERNAL_TASKS "
+        "(names or patterns, e.g. billing.*).",
+    )
+
+
+def registered_tasks() -> list[str]:
+    _discover_tasks()
+    return sorted(name for name in current_app.tasks if not name.startswith("celery."))
+
+
+@cache
+def _discover_tasks() -> None:
+    # A worker imports every installed app's tasks module as it starts; a web process does
+    # not, so until this runs its Celery app knows only the tasks imported so far.
+    current_app.autodiscover_tasks(force=True)
+
+
+def is_external_task(task: str) -> bool:
+    return any(fnmatchcase(task, pattern) for pattern in scheduling_settings().external_tasks)
+
+
+def check_json_queue(queue: object, where: str = "queue") -> str:
     """A queue for plain JSON must not be one that Celery workers or kombu read."""
-    name = check_queue_name(queue)
+    name = check_queue_name(queue, where)
     if name.startswith(CELERY_PREFIX):
-        raise TargetError("callback", f"queue: {RESERVED_FORM}; got {name!r}.")
+        raise TargetError("callback", f"{where}: {RESERVED_FORM}; got {name!r}.")
     if name in celery_queues():
         raise TargetError(
-            "callback", f"queue: {name!r} carries Celery task messages; choose another name."
+            "callback", f"{where}: {name!r} carries Celery task messages; choose another name."
         )
     return name
 
 
-def check_queue_name(queue: object) -> str:
+def check_queue_name(queue: object, where: str = "queue") -> str:
     """A well-formed name that is none of the broker's or the framework's own keys."""
     if not isinstance(queue, str) or not QUEUE_PATTERN.fullmatch(queue):
-        raise TargetError("callback", f"queue: enter {QUEUE_FORM}; got {_short(queue)}.")
+        raise TargetError("callback", f"{where}: enter {QUEUE_FORM}; got {_short(queue)}.")
     if queue.startswith(RESERVED_QUEUE_PREFIXES):
-        raise TargetError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
+        raise TargetError("callback", f"{where}: {RESERVED_FORM}; got {queue!r}.")
     return queue
 
 
@@ -94,11 +165,12 @@ def task_route(task: str) -> str:
     return str(current_app.amqp.router.route({}, task)["queue"].name)
 
 
-def _only_keys(callback: dict[str, Any], accepted: set[str]) -> None:
+def _only_keys(callback: dict[str, Any], accepted: set[str], where: str = "") -> None:
     unknown = sorted(set(callback) - accepted)
     if unknown:
-        names = ", ".join(sorted(accepted))
-        raise TargetError("callback", f"Unknown {', '.join(unknown)}; accepted: {names}.")
+        names = ", ".join(where + name for name in sorted(accepted))
+        wrong = ", ".join(where + str(name) for name in unknown)
+        raise TargetError("callback", f"Unknown {wrong}; accepted: {names}.")
 
 
 def _short(value: object) -> str:

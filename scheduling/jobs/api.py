@@ -1,6 +1,7 @@
-"""Keyed jobs over HTTP: PUT, GET, PATCH and DELETE /api/jobs/{key}/, a filtered list, and
-bulk cancel and reschedule over the same filters. The writes are the services in
-scheduling/jobs.py; this module parses, checks shapes and answers.
+"""Keyed jobs over HTTP: PUT, GET, PATCH and DELETE /api/jobs/{key}/, POST /api/jobs/ with the
+key in the body (MyCoach's request, verbatim), a filtered list, and bulk cancel and reschedule
+over the same filters. The writes are the services in scheduling/jobs/services.py; this module
+parses, checks shapes and answers.
 """
 
 from __future__ import annotations
@@ -8,11 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from drf_spectacular.utils import (
+    OpenApiExample,
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
@@ -111,13 +114,39 @@ CALLBACK_SCHEMA = {
         {
             "type": "object",
             "title": "Task callback",
-            "description": "A Celery task message; the queue defaults to the task's route.",
+            "description": "A Celery task message; the queue defaults to the task's route. The "
+            "task must be registered in this project's Celery app, or declared external in "
+            "SCHEDULING_EXTERNAL_TASKS.",
             "properties": {
                 "type": {"type": "string", "enum": ["task"]},
                 "task": {"type": "string", "example": "billing.tasks.charge"},
                 "queue": {"type": "string"},
             },
             "required": ["type", "task"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "title": "RabbitMQ callback",
+            "description": "The payload alone is the message body (JSON), on the named queue of "
+            "the configured broker (a durable RabbitMQ queue, or the Redis list of that name). "
+            "`data.payload` is the job's payload; answers show it as `payload`.",
+            "properties": {
+                "type": {"type": "string", "enum": ["rabbitmq"]},
+                "data": {
+                    "type": "object",
+                    "properties": {
+                        "queue": {
+                            "type": "string",
+                            "pattern": r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$",
+                        },
+                        "payload": {"type": "object", "additionalProperties": True},
+                    },
+                    "required": ["queue"],
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["type", "data"],
             "additionalProperties": False,
         },
     ],
@@ -128,7 +157,19 @@ CALLBACK_SCHEMA = {
 @extend_schema_field(CALLBACK_SCHEMA)
 class CallbackField(BoundedJSONField):
     def to_internal_value(self, data: Any) -> Any:
-        return checked(check_callback, super().to_internal_value(data))
+        # Over HTTP a task must be one this project knows (or declared external): a typo would
+        # otherwise wait, unseen, for a worker that never comes.
+        return checked(partial(check_callback, known_task=True), super().to_internal_value(data))
+
+
+class KeyField(serializers.CharField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, help_text=f"The job's key: {KEY_FORM}.", **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):  # not even a number: keys are text
+            raise serializers.ValidationError(f"Enter a key of {KEY_FORM}; got {data!r:.100}.")
+        return checked(check_key, super().to_internal_value(data))
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True, "example": {"a": 1}})
@@ -181,8 +222,22 @@ class JobPutSerializer(StrictSerializer):
         help_text="The instants of the pending runs, ISO 8601 with an offset or Z; may be empty."
     )
     callback = CallbackField()
-    payload = PayloadField(required=False, default=dict, help_text="A JSON object.")
-    labels = LabelsField(required=False, default=dict, help_text="A JSON object of strings.")
+    payload = PayloadField(
+        required=False,
+        help_text="A JSON object; empty if not given. A rabbitmq callback may give it as "
+        "`callback.data.payload` instead.",
+    )
+    labels = LabelsField(required=False, help_text="A JSON object of strings; empty if not given.")
+
+
+class JobPostSerializer(JobPutSerializer):
+    """PUT's body with the key in it: MyCoach's scheduler request, as its clients send it."""
+
+    key = KeyField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        return {"key": fields.pop("key"), **fields}
 
 
 class JobPatchSerializer(StrictSerializer):
@@ -334,14 +389,33 @@ def as_list(value: Any) -> list[Any]:
 
 
 class JobPermission(ModelViewPermission):
-    """A PUT may create or replace a job: it needs both the add and the change permission."""
+    """A PUT or a POST may create or replace a job: it needs both the add and the change
+    permission (the bulk actions, POST too, set their own)."""
 
     perms_map = {
         **ModelViewPermission.perms_map,
         "PUT": ["%(app_label)s.add_%(model_name)s", "%(app_label)s.change_%(model_name)s"],
+        "POST": ["%(app_label)s.add_%(model_name)s", "%(app_label)s.change_%(model_name)s"],
     }
 
 
+# MyCoach's v2 scheduler request (the issue's shape; the instants are the article's "90 … 15 min
+# before the training").
+MYCOACH_EXAMPLE = OpenApiExample(
+    "MyCoach's scheduler request",
+    value={
+        "key": "training-invitations-42",
+        "schedules": ["2026-12-24T12:30:00Z", "2026-12-24T12:45:00Z", "2026-12-24T13:45:00Z"],
+        "callback": {
+            "type": "rabbitmq",
+            "data": {
+                "queue": "training.invitations.notifications",
+                "payload": {"trainingId": 42},
+            },
+        },
+    },
+    request_only=True,
+)
 KEY_PARAMETER = OpenApiParameter(
     "key", str, OpenApiParameter.PATH, description=f"The job's key: {KEY_FORM}."
 )
@@ -363,6 +437,16 @@ NOT_FOUND = OpenApiResponse(description="No job has this key.")
         summary="A job with its runs",
         parameters=[KEY_PARAMETER],
         responses={200: JobSerializer, 404: NOT_FOUND},
+    ),
+    create=extend_schema(
+        summary="Create or replace a job, the key in the body",
+        description="PUT's semantics with the key in the body, so a client written for "
+        "MyCoach's scheduler (`key`, `schedules`, a `rabbitmq` callback whose `data.payload` "
+        "is the message body) works unchanged. 201 when the key is new, 200 when it replaced "
+        "a job; sending the same body again changes nothing and publishes nothing twice.",
+        request=JobPostSerializer,
+        responses={200: JobSerializer, 201: JobSerializer, 400: BAD_REQUEST},
+        examples=[MYCOACH_EXAMPLE],
     ),
     update=extend_schema(
         summary="Create or replace a job by key",
@@ -414,6 +498,13 @@ class JobViewSet(FrameworkViewDefaults, viewsets.GenericViewSet):
     def get_object(self) -> Job:
         existing_key(self.kwargs["key"])
         return super().get_object()
+
+    def create(self, request: Request) -> Response:
+        body = validated(JobPostSerializer, request)
+        job, created = service_call(job_put, **body)
+        # Keys are URL-safe (KEY_PATTERN): the job's own URL is this one plus the key.
+        headers = {"Location": request.build_absolute_uri(f"{request.path}{job.key}/")}
+        return Response(job_data(job.key), status=201 if created else 200, headers=headers)
 
     def update(self, request: Request, key: str) -> Response:
         body = validated(JobPutSerializer, request)

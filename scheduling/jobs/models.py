@@ -58,8 +58,10 @@ class ScheduledJobRun(ScheduledEvent):
 
     @property
     def message_id(self) -> str:
-        """The id a consumer sees: stable across republishing, new with every reschedule."""
-        if self.job.callback.get("type") == CallbackType.QUEUE:
+        """The id a consumer sees: stable across republishing, new with every reschedule.
+
+        A rabbitmq callback's body is the payload alone: its consumer sees no id."""
+        if self.job.callback.get("type") in (CallbackType.QUEUE, CallbackType.RABBITMQ):
             return f"{self.job.key}:{self.pk}:v{self.version}"
         return self.event_id
 
@@ -80,6 +82,9 @@ class ScheduledJobRun(ScheduledEvent):
         callback = self.job.callback
         if callback.get("type") == CallbackType.QUEUE:
             return OutgoingJson(queue=callback["queue"], body=self.queue_body(published_at))
+        if callback.get("type") == CallbackType.RABBITMQ:
+            # MyCoach's contract: the message body is the payload exactly as it was sent.
+            return OutgoingJson(queue=callback["data"]["queue"], body=self.job.payload)
         if callback.get("type") == CallbackType.TASK:
             return OutgoingTask(
                 task_name=callback["task"],

@@ -77,6 +77,30 @@ def check_payload(payload: object) -> dict[str, Any]:
     return payload
 
 
+def check_callback_and_payload(
+    callback: Mapping[str, Any], payload: object | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The callback as stored, and the payload (None: not given).
+
+    A rabbitmq callback may carry the payload as `data.payload` (MyCoach's form): the job keeps
+    it as its payload, so the list filters and PATCH treat it as any other, and the callback
+    keeps only the queue.
+    """
+    checked = check_callback(dict(callback))
+    data = checked.get("data", {})
+    if "payload" not in data:
+        return checked, None if payload is None else check_payload(payload)
+    if payload is not None:
+        raise JobError(
+            "payload",
+            "Give the payload once: in callback.data.payload (rabbitmq callbacks) or in payload.",
+        )
+    try:
+        return checked, check_payload(data.pop("payload"))
+    except JobError as exc:
+        raise JobError("callback", f"data.payload: {exc.message}") from None
+
+
 def check_json(value: object, field: str) -> bytes:
     """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses."""
     if json_depth(value) > MAX_JSON_DEPTH:
@@ -194,20 +218,22 @@ def job_put(
     key: str,
     schedules: Sequence[datetime],
     callback: Mapping[str, Any],
-    payload: dict[str, Any],
-    labels: dict[str, str],
+    payload: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> tuple[Job, bool]:
     """Create or replace a job; its pending runs become exactly `schedules`. True if created.
 
     Idempotent: an instant whose run is pending stays as it is, and an instant already
     delivered is not scheduled again, so a retried PUT publishes nothing twice. An instant whose
     run expired, failed or was cancelled was never delivered: given again, it is pending again.
-    Runs no longer wanted are cancelled and kept as history.
+    Runs no longer wanted are cancelled and kept as history. A payload or labels not given are
+    empty (a rabbitmq callback may give the payload as `callback.data.payload`).
     """
+    checked_callback, checked_payload = check_callback_and_payload(callback, payload)
     fields = {
-        "callback": check_callback(dict(callback)),
-        "payload": check_payload(payload),
-        "labels": check_labels(labels),
+        "callback": checked_callback,
+        "payload": {} if checked_payload is None else checked_payload,
+        "labels": check_labels({} if labels is None else labels),
     }
     instants = check_schedules(schedules)
     job, created = Job.objects.select_for_update().get_or_create(
@@ -256,7 +282,7 @@ def job_patch(
     job = Job.objects.select_for_update().get(key=key)
     _lock_pending_runs(job)  # a run being published with the old values is finished first
     if callback is not None:
-        job.callback = check_callback(dict(callback))
+        job.callback, payload = check_callback_and_payload(callback, payload)
     if payload is not None:
         job.payload = check_payload(payload)
     if labels is not None:

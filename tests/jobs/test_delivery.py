@@ -96,7 +96,8 @@ def test_a_cancelled_job_publishes_nothing(api, broker):
     assert broker.llen("reminders") == 0
 
 
-def test_a_task_callback_is_an_ordinary_celery_task_message(api, broker):
+def test_a_task_callback_is_an_ordinary_celery_task_message(api, broker, settings):
+    settings.SCHEDULING_EXTERNAL_TASKS = ["billing.*"]  # the billing service's workers run it
     put_job(
         api,
         "invoice-7",

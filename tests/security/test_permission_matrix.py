@@ -57,6 +57,7 @@ SPECIAL: dict[tuple[str, str], Any] = {
     ("GET", "/api/downloads/{token}/"): PUBLIC,  # the signed token is the credential
     ("POST", "/api/auth/token/"): PUBLIC,  # the password is the credential
     ("PUT", "/api/jobs/{key}/"): ["add", "change"],  # creates or replaces
+    ("POST", "/api/jobs/"): ["add", "change"],  # creates or replaces, the key in the body
     ("POST", "/api/jobs/cancel/"): ["change"],
     ("POST", "/api/jobs/reschedule/"): ["change"],
     ("POST", "/api/scheduled-purchases/cancel/"): ["change"],
