@@ -102,6 +102,8 @@ class JobAdmin(admin.ModelAdmin):
         callback = obj.callback
         if callback.get("type") == CallbackType.QUEUE:
             return f"queue {callback.get('queue')}"
+        if callback.get("type") == CallbackType.RABBITMQ:
+            return f"payload on {callback.get('data', {}).get('queue')}"
         return f"task {callback.get('task')} on {callback.get('queue')}"
 
     @admin.action(description="Cancel the pending runs of selected jobs", permissions=["change"])

@@ -100,3 +100,16 @@ def test_the_cancel_jobs_action_cancels_their_pending_runs(admin_client):
 
 def test_jobs_cannot_be_added_in_the_admin(admin_client):
     assert admin_client.get(f"{JOBS}add/").status_code == 403
+
+
+def test_the_jobs_list_names_each_callback_and_filters_runs_by_rabbitmq(admin_client):
+    put("queue-job")
+    callback = {"type": "rabbitmq", "data": {"queue": "training.invitations.notifications"}}
+    put("mycoach-job", callback=callback, payload={"trainingId": 42})
+
+    jobs = admin_client.get(JOBS).content.decode()
+    filtered = admin_client.get(RUNS + "?callback=rabbitmq").content.decode()
+
+    assert "payload on training.invitations.notifications" in jobs
+    assert "queue reminders" in jobs
+    assert ("mycoach-job" in filtered, "queue-job" in filtered) == (True, False)

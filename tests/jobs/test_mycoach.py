@@ -27,10 +27,11 @@ from kombu import Exchange, Queue
 from scheduling.conf import scheduling_settings
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.models import iso_utc
-from scheduling.publishing import make_publisher
+from scheduling.publishing import KombuPublisher, make_publisher
 from scheduling.sweep import sweep
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.jobs.conftest import JOBS, client_for, put_job, user_with
+from tests.jobs.test_delivery import node_lines, start_node
 from tests.scheduling.test_rabbitmq import AMQP_URL, amqp_app
 
 pytestmark = pytest.mark.django_db
@@ -413,3 +414,21 @@ def test_a_worker_sweep_publishes_the_payload_as_sent_once_per_instant(
     bodies = rabbitmq_bodies(sender) if rabbitmq else redis_bodies(broker)
     assert bodies == [(PAYLOAD, "application/json")] * len(BEFORE)
     assert ScheduledJobRun.objects.filter(status=Status.DELIVERED).count() == len(BEFORE)
+
+
+@pytest.mark.slow
+def test_a_node_consumer_on_rabbitmq_reads_the_payload_as_mycoach_sent_it(
+    api, rabbitmq_app, node_consumer
+):
+    node = start_node(node_consumer, QUEUE, 1)
+    body = {**mycoach_body(), "schedules": [iso_utc(datetime.now(UTC) - timedelta(seconds=1))]}
+    assert post(api, body).status_code == 201
+    publisher = KombuPublisher(rabbitmq_app, timeout=5.0)
+    try:
+        assert sweep(ScheduledJobRun, publisher=publisher).delivered == 1
+    finally:
+        publisher.close()
+
+    (line,) = node_lines(node)
+    assert line["body"] == PAYLOAD
+    assert (line["content_type"], line["delivery_mode"]) == ("application/json", 2)
