@@ -40,9 +40,10 @@ SCENARIOS = ["drain", "lateness", "scale", "reschedule", "create", "memory", "pu
 
 
 def configure() -> None:
+    from bench.common import claim_redis_pair
+
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/scheduling_bench")
-    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/10")
-    os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/11")
+    claim_redis_pair()  # a free pair of Redis databases, as test sessions claim theirs
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 

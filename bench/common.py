@@ -1,6 +1,8 @@
 """Shared by the scenarios: the results file, the printed table, bulk data made in SQL."""
 
+import atexit
 import json
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +12,11 @@ from typing import Any
 import redis
 from django.conf import settings
 from django.db import connection
+
+# Test sessions claim pairs of Redis databases 2..15 with this key (tests/settings.py) and
+# flush them; the bench takes a pair the same way, so neither flushes the other's queues.
+PAIR_KEY = "scheduling-tests:redis-pair:{}"
+BENCH_PAIRS = (10, 12, 14, 8, 6, 4, 2)
 
 RESULTS = Path(__file__).resolve().parent / "results.jsonl"
 LATENESS_SAMPLES = Path(__file__).resolve().parent / "lateness-latest.json"
@@ -23,6 +30,28 @@ def record(scenario: str, figure: str, value: float, unit: str, **extra: object)
     entry["at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with RESULTS.open("a") as out:
         out.write(json.dumps(entry) + "\n")
+
+
+def claim_redis_pair(base: str = "redis://127.0.0.1:6379", wait: float = 900) -> None:
+    """Point REDIS_URL and CELERY_BROKER_URL at a free pair of databases, held until exit.
+
+    When test sessions hold every pair, waits for one (up to `wait` seconds).
+    """
+    if "REDIS_URL" in os.environ or "CELERY_BROKER_URL" in os.environ:
+        return  # chosen by the caller
+    client = redis.Redis.from_url(f"{base}/0")
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        for first in BENCH_PAIRS:
+            key = PAIR_KEY.format(first)
+            if client.set(key, os.getpid(), nx=True, ex=6 * 3600):
+                atexit.register(client.delete, key)
+                os.environ["REDIS_URL"] = f"{base}/{first}"
+                os.environ["CELERY_BROKER_URL"] = f"{base}/{first + 1}"
+                return
+        print("bench: test sessions hold every pair of Redis databases; waiting", flush=True)
+        time.sleep(5)
+    raise RuntimeError("every Redis database pair stayed claimed by test sessions")
 
 
 @contextmanager

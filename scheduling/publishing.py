@@ -13,7 +13,9 @@ filesystem broker) goes through kombu's producer on one connection.
 from __future__ import annotations
 
 import base64
+import itertools
 import os
+import re
 import socket
 from collections import defaultdict
 from collections.abc import Sequence
@@ -115,12 +117,88 @@ class TaskMessageShape:
         return headers, properties, dumps((self.args, task.kwargs, self.embed))
 
 
+# A field an envelope template leaves open: serialised as a JSON string it reads
+# "\u0000scheduling:<name>\u0000", which no real value can produce (orjson escapes NUL so).
+PLACEHOLDER = re.compile(rb'"\\u0000scheduling:(\w+)\\u0000"')
+
+
+def placeholder(name: str) -> str:
+    return f"\x00scheduling:{name}\x00"
+
+
+def redis_envelope(
+    body: str, headers: dict[str, Any], properties: dict[str, Any], tag: str, queue: str
+) -> dict[str, Any]:
+    """Kombu's Redis envelope around a protocol-2 message whose `body` is base64 already."""
+    return {
+        "body": body,
+        "content-encoding": "utf-8",
+        "content-type": "application/json",
+        "headers": headers,
+        "properties": {
+            **properties,
+            "delivery_mode": 2,
+            "priority": 0,
+            "body_encoding": "base64",
+            # Kombu's Redis transport keys unacked messages by this tag; it only has to be
+            # unique.
+            "delivery_tag": tag,
+            # As Celery's own publish to a queue: the default exchange, routed by queue name.
+            # A worker that dies with the message unacked gets it restored by this; an
+            # exchange nobody declared a binding for would make the restore drop it.
+            "delivery_info": {"exchange": "", "routing_key": queue},
+        },
+    }
+
+
+class EnvelopeTemplate:
+    """The serialised envelope of one task name and queue, cut around the fields that differ
+    from message to message (body, task id, kwargsrepr, delivery tag).
+
+    Building the envelope as a dict and serialising it cost ~5 us a message, most of it copying
+    and encoding the same twenty headers; joining the template's pieces around the few fields
+    is ~1.5 us. A test holds it to the dict-built envelope.
+    """
+
+    def __init__(self, shape: TaskMessageShape, queue: str) -> None:
+        task_id, kwargsrepr = placeholder("id"), placeholder("kwargsrepr")
+        headers = {**shape.headers, "id": task_id, "root_id": task_id, "kwargsrepr": kwargsrepr}
+        properties = {**shape.properties, "correlation_id": task_id}
+        envelope = redis_envelope(
+            placeholder("body"), headers, properties, placeholder("tag"), queue
+        )
+        pieces = PLACEHOLDER.split(dumps(envelope))
+        self.first: bytes = pieces[0]
+        self.rest = [
+            (name.decode(), text) for name, text in zip(pieces[1::2], pieces[2::2], strict=True)
+        ]
+        self.args, self.embed = shape.args, shape.embed
+
+    def render(self, task: OutgoingTask, tag: str) -> bytes:
+        body = dumps((self.args, task.kwargs, self.embed))
+        values = {
+            "body": b'"' + base64.b64encode(body) + b'"',  # base64 needs no JSON escaping
+            "id": dumps(task.task_id),
+            "kwargsrepr": dumps(kwargs_repr(task)),
+            "tag": dumps(tag),
+        }
+        out = [self.first]
+        for name, text in self.rest:
+            out += (values[name], text)
+        return b"".join(out)
+
+
 class RedisBatchPublisher:
     def __init__(self, app: Celery, broker_url: str, timeout: float) -> None:
         self.app = app
         self.amqp = app.amqp
         self.origin = f"scheduling@{socket.gethostname()}"
         self.shapes: dict[str, TaskMessageShape] = {}
+        self.templates: dict[tuple[str, str], EnvelopeTemplate] = {}
+        # Delivery tags: 128 random bits per publisher (a forked process makes its own), then a
+        # counter; unique like uuid4s at a tenth of their cost. next() on a count is atomic.
+        self.tag_prefix = os.urandom(16).hex()
+        self.tags = itertools.count()
         options = app.conf.broker_transport_options or {}
         self.key_prefix = str(options.get("global_keyprefix", ""))
         # No automatic retry: a retried pipeline may double-publish, and a dead broker must
@@ -139,29 +217,17 @@ class RedisBatchPublisher:
         if isinstance(message, OutgoingJson):
             # Pushed as is on the list named after the queue: `BRPOP queue` gets the JSON.
             return PreparedMessage(message, json_body(message))
-        return PreparedMessage(message, dumps(self._envelope(message)))
+        tag = f"{self.tag_prefix}{next(self.tags):x}"
+        return PreparedMessage(message, self._template(message).render(message, tag))
 
-    def _envelope(self, task: OutgoingTask) -> dict[str, Any]:
-        headers, properties, body = self._shape(task.task_name).build(task)
-        return {
-            "body": base64.b64encode(body).decode(),
-            "content-encoding": "utf-8",
-            "content-type": "application/json",
-            "headers": headers,
-            "properties": {
-                **properties,
-                "delivery_mode": 2,
-                "priority": 0,
-                "body_encoding": "base64",
-                # Kombu's Redis transport keys unacked messages by this tag; it only has to be
-                # unique. 128 random bits, without uuid4's formatting (3 us of 12 per message).
-                "delivery_tag": os.urandom(16).hex(),
-                # As Celery's own publish to a queue: the default exchange, routed by queue name.
-                # A worker that dies with the message unacked gets it restored by this; an
-                # exchange nobody declared a binding for would make the restore drop it.
-                "delivery_info": {"exchange": "", "routing_key": task.queue},
-            },
-        }
+    def _template(self, task: OutgoingTask) -> EnvelopeTemplate:
+        key = (task.task_name, task.queue)
+        template = self.templates.get(key)
+        if template is None:
+            template = self.templates[key] = EnvelopeTemplate(
+                self._shape(task.task_name), task.queue
+            )
+        return template
 
     def _shape(self, task_name: str) -> TaskMessageShape:
         shape = self.shapes.get(task_name)

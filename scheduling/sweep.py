@@ -10,6 +10,7 @@ before the commit leaves the rows pending; they are published again with the sam
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -26,7 +27,13 @@ from scheduling import metrics
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.locks import SweepLock, sweep_lock
 from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
-from scheduling.publishing import PreparedMessage, Publisher, PublishError, shared_publisher
+from scheduling.publishing import (
+    PreparedMessage,
+    Publisher,
+    PublishError,
+    RedisBatchPublisher,
+    shared_publisher,
+)
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +131,7 @@ class SweepRun:
     publisher: Publisher
     # Rows this run could not publish wait for the next tick: no retry within milliseconds.
     set_aside: set[int] = field(default_factory=set)
+    guard: threading.Lock = field(default_factory=threading.Lock)  # set_aside and the result
 
     def deliver(self, result: SweepResult, time_budget: float, hold: float) -> None:
         started = time.monotonic()
@@ -144,28 +152,100 @@ class SweepRun:
         return batch.delivered > 0 and has_due_rows(self.model, self.now)
 
     def drain_due(self, result: SweepResult, deadline: float) -> bool:
-        """Deliver everything due now; False when stopped early (error, budget, lost lock)."""
+        """Deliver everything due now; False when stopped early (error, budget, lost lock).
+
+        Behind a full batch (a backlog) a second connection claims and publishes batches too,
+        so one batch's claim overlaps the other's publishing (see overlaps()).
+        """
         if not has_due_rows(self.model, self.now):
             result.drained = True
             return True
+        outcome = self.next_batch(result, deadline)
+        if outcome is not None:
+            return outcome
+        if not self.overlaps():
+            return self.drain_loop(result, deadline)
+        helper = BatchThread(self, result, deadline)
+        helper.start()
+        drained = self.drain_loop(result, deadline, helper.stop)
+        if not drained:
+            helper.stop.set()  # an error or the lost lock stops both connections
+        drained = helper.finish() and drained
+        result.drained = drained
+        return drained
+
+    def drain_loop(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None = None
+    ) -> bool:
         while True:
-            batch = sweep_batch(
-                self.model,
-                now=self.now,
-                publisher=self.publisher,
-                conf=self.conf,
-                skip=self.set_aside,
-            )
+            outcome = self.next_batch(result, deadline, stop)
+            if outcome is not None:
+                return outcome
+
+    def next_batch(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None = None
+    ) -> bool | None:
+        """One batch; True once drained, False if stopped early, None to go on."""
+        with self.guard:
+            skip = frozenset(self.set_aside)
+        batch = sweep_batch(
+            self.model, now=self.now, publisher=self.publisher, conf=self.conf, skip=skip
+        )
+        with self.guard:
             self.set_aside.update(batch.set_aside)
             result.add(batch)
-            if batch.error:
-                return False
-            if batch.claimed < self.conf.batch_size and not self.more_due(batch):
-                result.drained = True
-                return True
-            result.drained = False
-            if time.monotonic() >= deadline or not self.lock.extend():
-                return False
+        if batch.error:
+            return False
+        if batch.claimed < self.conf.batch_size and not self.more_due(batch):
+            result.drained = True
+            return True
+        result.drained = False
+        stopped = stop is not None and stop.is_set()
+        if stopped or time.monotonic() >= deadline or not self.lock.extend():
+            return False
+        return None
+
+    def overlaps(self) -> bool:
+        """A second connection pays where the batched Redis publisher is in use (thread-safe,
+        one round trip a batch): there the sweeper otherwise waits on PostgreSQL for about half
+        of each batch. Not inside a caller's transaction, whose rows another connection cannot
+        see, nor with a fixed `now` (tests)."""
+        return (
+            self.now is None
+            and isinstance(self.publisher, RedisBatchPublisher)
+            and connection.vendor == "postgresql"
+            and not connection.in_atomic_block
+        )
+
+
+class BatchThread(threading.Thread):
+    """Claims, publishes and marks batches on its own connection beside the sweep's.
+
+    Each batch is still one transaction on one connection; `FOR UPDATE SKIP LOCKED` keeps the
+    two connections' batches apart, as it keeps two sweeper slots apart.
+    """
+
+    def __init__(self, run: SweepRun, result: SweepResult, deadline: float) -> None:
+        super().__init__(name=f"sweep {run.model._meta.label} batches", daemon=True)
+        self.run_, self.result, self.deadline = run, result, deadline
+        self.stop = threading.Event()
+        self.drained = False
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.drained = self.run_.drain_loop(self.result, self.deadline, self.stop)
+        except BaseException as exc:  # handed to the sweep's own thread by finish()
+            self.error = exc
+        finally:
+            self.stop.set()
+            connection.close()  # this thread's own connection
+
+    def finish(self) -> bool:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.drained
 
 
 def sweep_batch(
@@ -181,8 +261,8 @@ def sweep_batch(
     plan = BatchPlan()
     try:
         with transaction.atomic():
-            configure_sweep_transaction(conf)
-            cutoff = require_aware(now, "now") if now is not None else database_now()
+            clock = configure_sweep_transaction(conf)
+            cutoff = require_aware(now, "now") if now is not None else clock or database_now()
             rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size, skip=skip)
             if not rows:
                 return BatchResult()
@@ -310,9 +390,11 @@ def seconds_until_next_due(model: type[ScheduledEvent]) -> float | None:
     return float(row[0]) if row else None
 
 
-def configure_sweep_transaction(conf: SchedulingSettings) -> None:
+def configure_sweep_transaction(conf: SchedulingSettings) -> datetime | None:
+    """Set the transaction's options; on PostgreSQL also return the database's clock, read in
+    the same round trip (the claim's cutoff)."""
     if connection.vendor != "postgresql":
-        return
+        return None
     # synchronous_commit off is safe for our guarantees: the batch is published before this
     # commit, so a commit lost in a crash only puts its rows back to pending, to be published
     # again with the same ids (a duplicate that handlers absorb), never lost and never early.
@@ -325,9 +407,12 @@ def configure_sweep_transaction(conf: SchedulingSettings) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('synchronous_commit', 'off', true),"
-            " set_config('idle_in_transaction_session_timeout', %s, true)",
+            " set_config('idle_in_transaction_session_timeout', %s, true),"
+            " statement_timestamp()",
             [str(timeout_ms)],
         )
+        clock: datetime = cursor.fetchone()[2]
+    return clock
 
 
 def database_now() -> datetime:
