@@ -21,6 +21,8 @@ TASK_PATTERN = re.compile(r"(?=.{1,200}$)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za
 # where a list pushed onto one would fail the sweep's whole batch, and "amq.", which RabbitMQ
 # refuses to declare.
 RESERVED_QUEUE_PREFIXES = ("scheduling:", "_kombu", "unacked", "amq.")
+# Celery's own tasks and the framework's: no callback may name them.
+INTERNAL_TASK_PREFIXES = ("celery.", "scheduling.")
 # Celery's control and event queues start "celery": only Celery's own queues may.
 CELERY_PREFIX = "celery"
 QUEUE_FORM = "1 to 200 letters, digits and . _ : - (starting with a letter or digit)"
@@ -77,7 +79,7 @@ def check_task_callback(callback: dict[str, Any], *, known_task: bool) -> dict[s
     task = callback.get("task")
     if not isinstance(task, str) or not TASK_PATTERN.fullmatch(task):
         raise TargetError("callback", f"task: enter {TASK_FORM}; got {_short(task)}.")
-    if task.startswith(("celery.", "scheduling.")):
+    if task.startswith(INTERNAL_TASK_PREFIXES):
         raise TargetError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
     if known_task:
         check_known_task(task)
@@ -117,7 +119,7 @@ def check_known_task(task: str) -> str:
 
 def registered_tasks() -> list[str]:
     _discover_tasks()
-    return sorted(name for name in current_app.tasks if not name.startswith("celery."))
+    return sorted(name for name in current_app.tasks if not name.startswith(INTERNAL_TASK_PREFIXES))
 
 
 @cache
