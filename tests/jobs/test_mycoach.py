@@ -161,6 +161,14 @@ def test_what_get_answers_can_be_put_back_unchanged(api):
     assert ScheduledJobRun.objects.filter(status=Status.PENDING).count() == len(BEFORE)
 
 
+def test_instants_as_javascript_writes_them_or_with_an_offset_are_accepted(api):
+    # new Date(...).toISOString() in a Node client: milliseconds and Z.
+    body = changed(schedules=["2030-03-12T16:30:00.000Z", "2030-03-12T18:45:00.000+02:00"])
+
+    assert post(api, body).status_code == 201
+    assert pending_instants(body["key"]) == ["2030-03-12T16:30:00Z", "2030-03-12T16:45:00Z"]
+
+
 def test_the_payload_may_be_left_out_and_is_then_empty(api):
     body = mycoach_body()
     del body["callback"]["data"]["payload"]
