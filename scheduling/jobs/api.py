@@ -402,10 +402,17 @@ class JobPermission(ModelViewPermission):
 # MyCoach's v2 scheduler request (the issue's shape; the instants are the article's "90 … 15 min
 # before the training").
 MYCOACH_EXAMPLE = OpenApiExample(
-    "MyCoach's scheduler request",
+    "MyCoach scheduler request",
     value={
         "key": "training-invitations-42",
-        "schedules": ["2026-12-24T12:30:00Z", "2026-12-24T12:45:00Z", "2026-12-24T13:45:00Z"],
+        "schedules": [
+            "2026-12-24T12:30:00Z",
+            "2026-12-24T12:45:00Z",
+            "2026-12-24T13:00:00Z",
+            "2026-12-24T13:15:00Z",
+            "2026-12-24T13:30:00Z",
+            "2026-12-24T13:45:00Z",
+        ],
         "callback": {
             "type": "rabbitmq",
             "data": {
