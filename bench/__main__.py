@@ -1,6 +1,7 @@
 """python -m bench [scenario ...] [--quick]
 
-Scenarios: drain, lateness, scale, reschedule (runs after scale), create, memory, purge, metrics;
+Scenarios: drain, lateness, scale, reschedule (runs after scale), create, memory, purge, metrics,
+cron_scale (the distributed cron's 10M schedules; about 25 minutes of the full run's hour);
 `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
 bench/results.jsonl.
 Runs on its own database (scheduling_bench) and Redis databases 10/11, never on development
@@ -23,6 +24,7 @@ FULL = {
     "purge_table": 10_000_000,
     "purge_done": 1_000_000,
     "metrics": 10_000_000,
+    "create_seconds": 20,
 }
 QUICK = {
     "drain": 20_000,
@@ -35,8 +37,19 @@ QUICK = {
     "purge_table": 200_000,
     "purge_done": 20_000,
     "metrics": 100_000,
+    "create_seconds": 5,
 }
-SCENARIOS = ["drain", "lateness", "scale", "reschedule", "create", "memory", "purge", "metrics"]
+SCENARIOS = [
+    "drain",
+    "lateness",
+    "scale",
+    "reschedule",
+    "create",
+    "memory",
+    "purge",
+    "metrics",
+    "cron_scale",
+]
 
 
 def configure() -> None:
@@ -44,12 +57,14 @@ def configure() -> None:
 
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/scheduling_bench")
     claim_redis_pair()  # a free pair of Redis databases, as test sessions claim theirs
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    # The project's settings plus the plain endpoint the create scenario compares with.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
 def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.create import run_create
+    from bench.cron_scale import quick_or_full, run_cron_scale
     from bench.drain import run_drain
     from bench.lateness import run_lateness
     from bench.memory import run_memory
@@ -67,12 +82,13 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
         "lateness": lambda: run_lateness(sizes["rate"], sizes["seconds"]),
         "scale": lambda: run_scale(sizes["small"], sizes["large"]),
         "reschedule": lambda: run_scale_then_reschedule(sizes["small"], sizes["large"]),
-        "create": lambda: run_create(sizes["create"]),
+        "create": lambda: run_create(sizes["create"], sizes["create_seconds"]),
         "memory": lambda: run_memory(sizes["small"], sizes["memory"]),
         "purge": lambda: run_purge(
             sizes["purge_table"], sizes["purge_done"], sizes["rate"], sizes["seconds"]
         ),
         "metrics": lambda: run_metrics(sizes["metrics"]),
+        "cron_scale": lambda: run_cron_scale(quick_or_full(sizes is FULL)),
     }
 
 

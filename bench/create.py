@@ -1,28 +1,38 @@
-"""create: scheduled rows through ORM bulk creation, and pre-orders through the REST API.
+"""create: scheduled rows through ORM bulk creation, and sales through the REST API.
 
-The REST figure is POST /api/purchases/ (creates the purchase and schedules its email in one
-transaction), served by gunicorn and driven by concurrent keep-alive-less clients.
+`POST /api/purchases/` creates the purchase and schedules its email in one transaction; the
+plain endpoint (bench/plain_api) creates a purchase of the same fields with stock DRF and no
+scheduling. One gunicorn serves both (bench.settings, persistent database connections), and
+locust, headless, drives them in turn with the same users: plain, ours, plain, ours.
 """
 
-import http.client
-import json
+import csv
 import os
 import socket
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 from datetime import timedelta
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from bench.anchors import record_against
 from bench.common import record, sql, timed
 from bench.drain import PURCHASE_TABLES, make_rows
 from purchases.models import Customer, Purchase, Release, ScheduledPurchase
 
 PORT = 8765
+WORKERS = 4
+USERS = 16
+ROUNDS = 2
+LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"
+ENDPOINTS = {"PurchaseUser": "/api/purchases/", "PlainPurchaseUser": "/bench/plain-purchases/"}
+TARGET_RATE = 500.0  # requests/s, issue #17
+TARGET_SHARE = 0.8  # of the plain endpoint's rate
 
 
 def orm_rows_per_second(count: int) -> float:
@@ -46,8 +56,14 @@ def api_token() -> str:
 def start_server(workers: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "gunicorn", "project.wsgi", "-b", f"127.0.0.1:{PORT}"]
     command += ["-w", str(workers), "--log-level", "warning"]
-    # Production settings, but plain HTTP on the loopback: no redirect to HTTPS.
-    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "bench-" * 8, "SECURE_SSL_REDIRECT": "0"}
+    # Production settings plus the plain endpoint; plain HTTP on the loopback: no redirect.
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "bench.settings",
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-" * 8,
+        "SECURE_SSL_REDIRECT": "0",
+    }
     server = subprocess.Popen(command, env=env)
     for _ in range(100):
         try:
@@ -58,53 +74,103 @@ def start_server(workers: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("gunicorn did not start")
 
 
-def client(
-    token: str, release: int, customers: list[int], results: list[int], until: float
-) -> None:
-    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    for customer in customers:
-        if time.monotonic() >= until:
-            return
-        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
-        body = json.dumps({"customer": customer, "release": release})
-        conn.request("POST", "/api/purchases/", body=body, headers=headers)
-        results.append(conn.getresponse().status)
-        conn.close()
-
-
-def rest_requests_per_second(clients: int, seconds: float) -> tuple[float, int]:
+def sale_data() -> dict[str, str]:
+    """One release with no staggered tracks and 60,000 customers, for both endpoints."""
     sql("TRUNCATE " + ", ".join(PURCHASE_TABLES) + " CASCADE")
     make_rows(1)
-    release = Release.objects.get().pk
-    Customer.objects.bulk_create(
-        Customer(email=f"api{i}@bench.test", name="api") for i in range(60_000)
+    sql(
+        "INSERT INTO purchases_customer (email, name)"
+        " SELECT 'api' || g || '@bench.test', 'api' FROM generate_series(1, 60000) g"
     )
-    ids = list(Customer.objects.filter(email__startswith="api").values_list("pk", flat=True))
-    token = api_token()
-    results: list[int] = []
-    until = time.monotonic() + seconds
-    threads = [
-        threading.Thread(target=client, args=(token, release, ids[i::clients], results, until))
-        for i in range(clients)
-    ]
-    with timed() as elapsed:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    failures = sum(status != 201 for status in results)
-    return len(results) / elapsed[0], failures
+    customers = Customer.objects.filter(email__startswith="api").order_by("pk")
+    first, last = customers.first(), customers.last()
+    assert first is not None
+    assert last is not None
+    return {
+        "BENCH_TOKEN": api_token(),
+        "BENCH_RELEASE": str(Release.objects.get().pk),
+        "BENCH_CUSTOMERS": f"{first.pk}-{last.pk}",
+    }
 
 
-def run_create(rows: int) -> None:
-    print(f"create: {rows:,} rows by ORM bulk_create; REST POST /api/purchases/ under gunicorn")
-    record("create", "ORM bulk_create", orm_rows_per_second(rows), "rows/s")
-    server = start_server(workers=4)
+def locust(
+    user_class: str, seconds: int, data: dict[str, str], *, warm_up: bool = False
+) -> dict[str, float]:
+    """One headless locust run of `user_class`; its figures from locust's own CSV summary."""
+    with tempfile.TemporaryDirectory() as folder:
+        prefix = str(Path(folder) / "run")
+        command = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless"]
+        command += ["-u", str(USERS), "-r", str(USERS), "-t", f"{seconds}s", "--reset-stats"]
+        command += ["--host", f"http://127.0.0.1:{PORT}", "--csv", prefix, "--only-summary"]
+        command += ["--loglevel", "ERROR", user_class]
+        done = subprocess.run(command, env={**os.environ, **data}, capture_output=True, text=True)
+        with open(f"{prefix}_stats.csv") as stats:
+            rows = [r for r in csv.DictReader(stats) if r["Name"] == ENDPOINTS[user_class]]
+        if warm_up:
+            return {}
+        if not rows:
+            raise RuntimeError(f"locust ran no request:\n{done.stdout}\n{done.stderr}")
+        row = rows[0]
+    return {
+        "rate": float(row["Requests/s"]),
+        "requests": float(row["Request Count"]),
+        "failures": float(row["Failure Count"]),
+        "p50": float(row["50%"]),
+        "p99": float(row["99%"]),
+    }
+
+
+def rest_figures(seconds: int) -> dict[str, list[dict[str, float]]]:
+    data = sale_data()
+    server = start_server(WORKERS)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in ENDPOINTS}
     try:
-        rate, failures = rest_requests_per_second(clients=16, seconds=15)
+        for user_class in ENDPOINTS:  # warm-up: every worker booted and connected
+            locust(user_class, 5, data, warm_up=True)
+        for _ in range(ROUNDS):
+            for user_class in ("PlainPurchaseUser", "PurchaseUser"):
+                runs[user_class].append(locust(user_class, seconds, data))
     finally:
         server.terminate()
         server.wait(30)
-    if failures:
-        raise RuntimeError(f"{failures} requests did not answer 201: the figure would be void")
-    record("create", "REST POST /api/purchases/ (16 clients)", rate, "requests/s")
+    failures = sum(run["failures"] for results in runs.values() for run in results)
+    if failures or any(not results[0]["requests"] for results in runs.values()):
+        raise RuntimeError(f"{failures:.0f} requests failed (or none ran): the figure is void")
+    return runs
+
+
+def mean(runs: list[dict[str, float]], key: str) -> float:
+    return sum(run[key] for run in runs) / len(runs)
+
+
+def run_create(rows: int, seconds: int) -> None:
+    print(f"create: {rows:,} rows by ORM bulk_create; REST under gunicorn ({WORKERS} workers)")
+    print(f"  locust headless, {USERS} users, {ROUNDS} rounds of {seconds} s per endpoint")
+    record("create", "ORM bulk_create", orm_rows_per_second(rows), "rows/s")
+    runs = rest_figures(seconds)
+    ours, plain = runs["PurchaseUser"], runs["PlainPurchaseUser"]
+    load = os.getloadavg()[0]
+    rate, plain_rate = mean(ours, "rate"), mean(plain, "rate")
+    record_against(
+        "create",
+        "REST POST /api/purchases/",
+        rate,
+        "requests/s",
+        anchor=TARGET_RATE,
+        anchor_label="target",
+        load=load,
+    )
+    record("create", "  p50 latency", mean(ours, "p50"), "ms", p99=mean(ours, "p99"))
+    record("create", "  p99 latency", mean(ours, "p99"), "ms")
+    record("create", "REST plain DRF create (no scheduling)", plain_rate, "requests/s")
+    record("create", "  p50 latency", mean(plain, "p50"), "ms")
+    record("create", "  p99 latency", mean(plain, "p99"), "ms")
+    record_against(
+        "create",
+        "ours / plain",
+        rate / plain_rate,
+        "x",
+        anchor=TARGET_SHARE,
+        anchor_label="target: 80% of plain",
+    )
+    print(f"  (load average {load:.2f} at the end)")

@@ -43,13 +43,20 @@ def _share_release(pk: int) -> Release:
     if connection.vendor != "postgresql":
         return Release.objects.get(pk=pk)
     table = connection.ops.quote_name(Release._meta.db_table)
-    return Release.objects.raw(f"SELECT * FROM {table} WHERE id = %s FOR SHARE", [pk])[0]
+    rows = list(Release.objects.raw(f"SELECT * FROM {table} WHERE id = %s FOR SHARE", [pk]))
+    if not rows:
+        raise Release.DoesNotExist(f"No release with id {pk}.")
+    return rows[0]
 
 
 @transaction.atomic
 def purchase_create(*, customer: Customer, release: Release) -> Purchase:
     """Sell a release and schedule its fulfillment: the whole release at its date, plus each
-    staggered track at its own."""
+    staggered track at its own.
+
+    Only `release.pk` is read: the release is loaded here, share-locked, so a caller that
+    has its id need not load it first (the API does not). Raises Release.DoesNotExist.
+    """
     release = _share_release(release.pk)
     purchase = Purchase.objects.create(customer=customer, release=release)
     now = timezone.now()
