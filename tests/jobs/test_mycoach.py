@@ -26,6 +26,7 @@ from kombu import Exchange, Queue
 
 from scheduling.conf import scheduling_settings
 from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.services import job_put
 from scheduling.models import iso_utc
 from scheduling.publishing import KombuPublisher, make_publisher
 from scheduling.sweep import sweep
@@ -198,6 +199,26 @@ def test_a_patch_may_replace_the_payload_inside_a_rabbitmq_callback(api):
         {"type": "rabbitmq", "data": {"queue": QUEUE}},
         {"trainingId": 7},
     )
+
+
+def test_the_service_takes_the_same_callback_from_python():
+    body = mycoach_body()
+    at = [datetime.fromisoformat(text) for text in body["schedules"]]
+
+    job, created = job_put(key=body["key"], schedules=at, callback=body["callback"])
+
+    assert created
+    assert (job.callback, job.payload) == ({"type": "rabbitmq", "data": {"queue": QUEUE}}, PAYLOAD)
+    # The caller keeps its own dict: the payload is taken from a copy.
+    assert body["callback"]["data"]["payload"] == PAYLOAD
+
+
+def test_python_callers_are_trusted_with_tasks_of_other_codebases():
+    callback = {"type": "task", "task": "billing.charge"}
+
+    job, _ = job_put(key="invoice-7", schedules=[TRAINING_STARTS], callback=callback)
+
+    assert job.callback["task"] == "billing.charge"
 
 
 # --- bad bodies: 400 naming the field --------------------------------------------------------
