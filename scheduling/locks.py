@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 import uuid
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
@@ -33,6 +33,12 @@ class SweepLock(Protocol):
 class RedisSweepLock:
     """redis-py's Lock: a random token per holder, SET NX PX, Lua compare-and-pexpire/delete."""
 
+    # Locks of this process whose release failed (the store went away mid-sweep, e.g. a Sentinel
+    # failover): lock name -> our token. A replica promoted meanwhile has the key, so without
+    # this every sweeper, this one included, would be locked out until the TTL ran out.
+    _unreleased: dict[str, Any] = {}  # the token as redis-py keeps it (bytes)
+    _guard = threading.Lock()
+
     def __init__(self, name: str, ttl: float, client: Redis) -> None:
         self.name = name
         self.ttl = ttl
@@ -41,6 +47,7 @@ class RedisSweepLock:
 
     def acquire(self) -> bool:
         try:
+            self._release_leftover()
             return bool(self._lock.acquire(blocking=False))
         except RedisError as exc:
             log.warning("lock store unreachable (%s); sweeping %s without the lock", exc, self.name)
@@ -59,10 +66,34 @@ class RedisSweepLock:
     def release(self) -> None:
         if self.degraded:
             return
+        token = self._lock.local.token
         try:
             self._lock.release()
-        except (LockError, RedisError) as exc:
+        except LockError as exc:
             log.info("lock %s was not ours to release (%s)", self.name, exc)
+        except RedisError as exc:
+            log.warning(
+                "could not release the lock %s (%s); releasing it next time", self.name, exc
+            )
+            if token is not None:
+                with self._guard:
+                    self._unreleased[self.name] = token
+
+    def _release_leftover(self) -> None:
+        """Deletes the key our failed release left, if it still holds our token (and only then:
+        after its TTL it may be another holder's)."""
+        with self._guard:
+            token = self._unreleased.pop(self.name, None)
+        if token is None:
+            return
+        try:
+            self._lock.do_release(token)
+        except LockError:
+            pass  # expired, or never reached the promoted replica: nothing of ours is left
+        except RedisError:
+            with self._guard:
+                self._unreleased.setdefault(self.name, token)
+            raise
 
 
 class LocalSweepLock:
