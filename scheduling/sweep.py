@@ -37,6 +37,16 @@ from scheduling.publishing import (
 
 log = logging.getLogger(__name__)
 
+# Holding sweeps (SCHEDULING_SWEEP_HOLD). Each wake costs a probe for the next due time and,
+# when something is due, one batch: at most 1/HOLD_NAP_MIN wakes a second while events fall
+# due, 1/HOLD_NAP_MAX when nothing is due soon; a due row waits up to HOLD_NAP_MIN for its wake.
+HOLD_NAP_MIN = 0.01
+HOLD_NAP_MAX = 0.2
+LOCK_POLL = 0.005  # seconds between tries of a holding sweep waiting for its slot's lock
+# A holding sweep stays on this much longer than its hold, so that the next tick's sweep is
+# already waiting for the lock when it lets go, even if that tick reached the worker late.
+HOLD_HANDOVER = 0.25
+
 
 @dataclass
 class BatchResult:
@@ -101,25 +111,40 @@ def sweep(
 ) -> SweepResult:
     """Deliver what is due for `model`. `now` overrides the database clock (tests only).
 
-    With `hold` > 0 a sweep that has drained stays on for up to `hold` seconds, waking at each
-    next due time (by the database's clock) to deliver it then, instead of at the next tick.
+    With `hold` > 0 the sweep stays on until `hold` (+ HOLD_HANDOVER) seconds after it was
+    called, waking at each next due time (by the database's clock) to deliver it then, instead
+    of at the next tick; and if another sweep holds this slot's lock it waits for it as long, so
+    that with `hold` near the tick interval each tick's sweep takes over as the previous one
+    ends.
     """
     conf = scheduling_settings()
+    called = time.monotonic()
+    hold_until = called + hold + HOLD_HANDOVER if hold > 0 and now is None else None
     result = SweepResult(model=model._meta.label)
     lock = sweep_lock(f"scheduling:sweep:{model._meta.label_lower}:{slot}", conf.lock_ttl)
-    if not lock.acquire():
+    if not acquire(lock, until=hold_until):
         result.locked_out = True
         return result
     started = time.monotonic()
     run = SweepRun(model, now, conf, lock, publisher or shared_publisher(conf.publish_timeout))
+    run.chase = hold_until is None
     try:
         if model.get_awaits_handling():
             result.requeued, result.failed = requeue_unhandled(model, conf=conf, now=now)
-        run.deliver(result, time_budget or conf.time_budget, hold if now is None else 0.0)
+        run.deliver(result, time_budget or conf.time_budget, hold_until)
     finally:
         lock.release()
     metrics.record_sweep(model, time.monotonic() - started, redelivered=result.requeued)
     return result
+
+
+def acquire(lock: SweepLock, *, until: float | None) -> bool:
+    """Take the lock now, or (holding sweeps) as soon as its holder lets it go before `until`."""
+    while not lock.acquire():
+        if until is None or time.monotonic() + LOCK_POLL >= until:
+            return False
+        time.sleep(LOCK_POLL)
+    return True
 
 
 @dataclass
@@ -131,19 +156,23 @@ class SweepRun:
     publisher: Publisher
     # Rows this run could not publish wait for the next tick: no retry within milliseconds.
     set_aside: set[int] = field(default_factory=set)
-    guard: threading.Lock = field(default_factory=threading.Lock)  # set_aside and the result
+    guard: threading.Lock = field(default_factory=threading.Lock)  # the result's sums
+    # After a short batch, claim again at once if more rows are due by then. A holding sweep
+    # leaves them to its next wake instead, a few milliseconds later, rather than spinning.
+    chase: bool = True
 
-    def deliver(self, result: SweepResult, time_budget: float, hold: float) -> None:
-        started = time.monotonic()
+    def deliver(self, result: SweepResult, time_budget: float, hold_until: float | None) -> None:
+        deadline = time.monotonic() + time_budget
+        if hold_until is not None:
+            deadline = min(deadline, hold_until)  # then the next tick's sweep goes on
         retrying = result.retrying
-        while self.drain_due(result, started + time_budget) and hold > 0:
+        while self.drain_due(result, deadline) and hold_until is not None:
             if result.retrying > retrying:
                 return  # a due row failed this round: leave it to the next tick, do not spin
-            wait = seconds_until_next_due(self.model)
-            if wait is None or time.monotonic() + wait > started + hold:
+            nap = hold_nap(seconds_until_next_due(self.model))
+            if time.monotonic() + nap >= hold_until:
                 return
-            if wait > 0:
-                time.sleep(wait)
+            time.sleep(nap)
             if not self.lock.extend():
                 return
 
@@ -186,17 +215,18 @@ class SweepRun:
         self, result: SweepResult, deadline: float, stop: threading.Event | None = None
     ) -> bool | None:
         """One batch; True once drained, False if stopped early, None to go on."""
-        with self.guard:
-            skip = frozenset(self.set_aside)
         batch = sweep_batch(
-            self.model, now=self.now, publisher=self.publisher, conf=self.conf, skip=skip
+            self.model,
+            now=self.now,
+            publisher=self.publisher,
+            conf=self.conf,
+            set_aside=self.set_aside,
         )
         with self.guard:
-            self.set_aside.update(batch.set_aside)
             result.add(batch)
         if batch.error:
             return False
-        if batch.claimed < self.conf.batch_size and not self.more_due(batch):
+        if batch.claimed < self.conf.batch_size and not (self.chase and self.more_due(batch)):
             result.drained = True
             return True
         result.drained = False
@@ -255,24 +285,38 @@ def sweep_batch(
     publisher: Publisher,
     conf: SchedulingSettings,
     skip: Collection[int] = (),
+    set_aside: set[int] | None = None,
 ) -> BatchResult:
-    """One transaction: claim up to batch_size due rows (but `skip`), publish them, mark them."""
+    """One transaction: claim up to batch_size due rows (but `skip`), publish them, mark them.
+
+    `set_aside`, shared by the connections of one sweep, holds the rows it leaves alone (they
+    could not be published); this batch adds its own before committing.
+    """
     rows: list[ScheduledEvent] = []
     plan = BatchPlan()
     try:
         with transaction.atomic():
             clock = configure_sweep_transaction(conf)
             cutoff = require_aware(now, "now") if now is not None else clock or database_now()
-            rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size, skip=skip)
+            leave = frozenset(set_aside) if set_aside is not None else skip
+            rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size, skip=leave)
+            claimed = len(rows)
+            if set_aside is not None:
+                # The other connection may have set rows aside and committed between our copy
+                # of the set and the claim; it adds them before its commit, so this sees them.
+                rows = [row for row in rows if row.pk not in set_aside]
             if not rows:
-                return BatchResult()
+                return BatchResult(claimed=claimed)
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
             refused = publisher.publish([prepared for _, prepared in plan.publish])
             plan.set_aside(refused)
             metrics.record_published(model, [row for row, _ in plan.publish], cutoff=cutoff)
-            return mark_batch(
-                model, plan, claimed=len(rows), max_attempts=conf.max_attempts, now=cutoff
+            result = mark_batch(
+                model, plan, claimed=claimed, max_attempts=conf.max_attempts, now=cutoff
             )
+            if set_aside is not None:
+                set_aside.update(result.set_aside)
+            return result
     except PublishError as exc:
         # The transaction rolled back: the rows are pending again. Record why, so the admin
         # and `scheduling_status` show it; the attempt does not count against the row.
@@ -353,6 +397,13 @@ def requeue_unhandled(
             failed,
         )
     return len(statuses) - failed, failed
+
+
+def hold_nap(wait: float | None) -> float:
+    """How long a holding sweep sleeps before its next look: until the next due time, but at
+    least HOLD_NAP_MIN (rows falling due meanwhile go in one batch) and at most HOLD_NAP_MAX
+    (a row inserted already due, or due sooner than the next one, waits no longer than that)."""
+    return min(max(wait if wait is not None else HOLD_NAP_MAX, HOLD_NAP_MIN), HOLD_NAP_MAX)
 
 
 def has_due_rows(model: type[ScheduledEvent], now: datetime | None) -> bool:
