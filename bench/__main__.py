@@ -25,6 +25,8 @@ FULL = {
     "purge_done": 1_000_000,
     "metrics": 10_000_000,
     "create_seconds": 20,
+    "reschedule_sample": 2000,
+    "curves_backlog": 20_000,
 }
 QUICK = {
     "drain": 20_000,
@@ -38,6 +40,8 @@ QUICK = {
     "purge_done": 20_000,
     "metrics": 100_000,
     "create_seconds": 5,
+    "reschedule_sample": 200,
+    "curves_backlog": 5_000,
 }
 SCENARIOS = [
     "drain",
@@ -48,6 +52,7 @@ SCENARIOS = [
     "memory",
     "purge",
     "metrics",
+    "curves",
     "cron_scale",
 ]
 
@@ -65,6 +70,7 @@ def configure() -> None:
 def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.create import run_create
     from bench.cron_scale import quick_or_full, run_cron_scale
+    from bench.curves import run_curves
     from bench.drain import run_drain
     from bench.lateness import run_lateness
     from bench.memory import run_memory
@@ -75,7 +81,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
 
     def run_scale_then_reschedule(small: int, large: int) -> None:
         run_scale(small, large)  # reschedule works on the large table scale leaves
-        run_reschedule()
+        run_reschedule(sizes["reschedule_sample"])
 
     return {
         "drain": lambda: run_drain(sizes["drain"]),
@@ -88,6 +94,11 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
             sizes["purge_table"], sizes["purge_done"], sizes["rate"], sizes["seconds"]
         ),
         "metrics": lambda: run_metrics(sizes["metrics"]),
+        "curves": lambda: run_curves(
+            [n for n in (10_000, 100_000, 1_000_000, 10_000_000) if n <= sizes["large"]],
+            sizes["curves_backlog"],
+            sizes["rate"],
+        ),
         "cron_scale": lambda: run_cron_scale(quick_or_full(sizes is FULL)),
     }
 

@@ -2,19 +2,39 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 from bench.common import LATENESS_SAMPLES, RESULTS
 
 OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.png"
 
 
-def latest_drain() -> dict[str, float]:
+def entries() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in RESULTS.read_text().splitlines() if line.strip()]
+
+
+def latest_drain(results: list[dict[str, Any]]) -> dict[str, float]:
     rates: dict[str, float] = {}
-    for line in RESULTS.read_text().splitlines():
-        entry = json.loads(line)
+    for entry in results:
         if entry["scenario"] == "drain" and entry["unit"] == "events/s":
             rates[entry["figure"].removesuffix(" events/s")] = entry["value"]
     return rates
+
+
+def latest_curves(
+    results: list[dict[str, Any]],
+) -> tuple[dict[int, dict[int, float]], dict[str, dict[int, float]]]:
+    """{batch: {rows: events/s}} and {"p50"/"p99": {rows: seconds}}, the latest of each."""
+    drains: dict[int, dict[int, float]] = {}
+    late: dict[str, dict[int, float]] = {"p50": {}, "p99": {}}
+    for entry in results:
+        if entry["scenario"] != "curves":
+            continue
+        if "batch" in entry:
+            drains.setdefault(entry["batch"], {})[entry["rows"]] = entry["value"]
+        elif entry["figure"].startswith("lateness "):
+            late[entry["figure"].split()[1]][entry["rows"]] = entry["value"]
+    return drains, late
 
 
 def draw() -> None:
@@ -23,9 +43,11 @@ def draw() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rates = latest_drain()
+    results = entries()
+    rates = latest_drain(results)
+    drains, late = latest_curves(results)
     lateness = json.loads(LATENESS_SAMPLES.read_text()) if LATENESS_SAMPLES.exists() else []
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    figure, ((left, right), (growth, delay)) = plt.subplots(2, 2, figsize=(12, 9))
     left.barh(
         list(rates),
         list(rates.values()),
@@ -40,7 +62,25 @@ def draw() -> None:
         right.set_ylabel("events (log scale)")
         right.set_yscale("log")
         right.set_title(f"lateness: {len(lateness):,} events, 1 sweeping worker")
+    for batch, by_rows in sorted(drains.items()):
+        sizes = sorted(by_rows)
+        growth.plot(sizes, [by_rows[n] for n in sizes], marker="o", label=f"batch {batch:,}")
+    growth.set_xscale("log")
+    growth.set_ylim(bottom=0)
+    growth.set_xlabel("pending rows in the table (log scale)")
+    growth.set_ylabel("events/s drained, one sweep")
+    growth.set_title("cost as the table grows, by batch size")
+    growth.legend()
+    for name, by_rows in late.items():
+        sizes = sorted(by_rows)
+        delay.plot(sizes, [by_rows[n] * 1000 for n in sizes], marker="o", label=name)
+    delay.set_xscale("log")
+    delay.set_ylim(bottom=0)
+    delay.set_xlabel("pending rows in the table (log scale)")
+    delay.set_ylabel("delivered - due (ms)")
+    delay.set_title("lateness at 1,000 events/s, one-second tick")
+    delay.legend()
     figure.tight_layout()
     OUTPUT.parent.mkdir(exist_ok=True)
-    figure.savefig(OUTPUT, dpi=110)
+    figure.savefig(OUTPUT, dpi=100)
     print(f"wrote {OUTPUT.relative_to(OUTPUT.parent.parent)}")
