@@ -36,7 +36,7 @@ from tests.faults.replication import DATABASE, ReplicatedPostgres, on, replicate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-RATE = 50  # rows falling due per second: a steady load the solo worker keeps up with
+RATE = 50  # rows falling due per second
 INTERVAL = 0.2
 # What recovers a handling the failover cut short; above the worker's lag on a busy machine,
 # so that queued messages are not published again merely for waiting.
@@ -62,12 +62,13 @@ def test_the_primary_killed_mid_load_fails_over_to_its_synchronous_standby_losin
     }
     pair.create_database(env)
     count = max(scale() // 40, 10 * RATE)
-    log = worker_log("fault-failover-worker")
-    worker = start_worker(env, QUEUE, log)
+    # Two workers, so the steady load is handled as it falls due even on a busy machine.
+    logs = [worker_log(f"fault-failover-worker-{n}") for n in (1, 2)]
+    workers = [start_worker(env, QUEUE, log) for log in logs]
     daemon = Tail(sweeper(env, "--loop"))
     web = Web(env)
     try:
-        wait_for(lambda: worker_ready(log), timeout=60, interval=0.1)
+        wait_for(lambda: all(map(worker_ready, logs)), timeout=60, interval=0.1)
         assert web.healthz() == 200
         inserted = on(
             pair.primary, lambda cur: insert_pings(cur, count, due=due_over(count)), DATABASE
@@ -85,13 +86,15 @@ def test_the_primary_killed_mid_load_fails_over_to_its_synchronous_standby_losin
         wait_for(lambda: handled(pair.standby) == count, timeout=120, interval=0.1)
     finally:
         end(daemon.process)
-        stop_process(worker)
+        for worker in workers:
+            stop_process(worker)
         web.stop()
     output = daemon.finish()
 
     times = on(pair.standby, lambda cur: recovery(cur, killed_at, dead_at), DATABASE)
     effects = on(pair.standby, effect_ids, DATABASE)
-    verdict = check({event_id(pk) for pk in inserted}, worker_saw(log), effects)
+    received = [event for log in logs for event in worker_saw(log)]
+    verdict = check({event_id(pk) for pk in inserted}, received, effects)
     fault_report(
         verdict,
         rows=count,
