@@ -9,10 +9,12 @@ before the commit leaves the rows pending; they are published again with the sam
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -98,6 +100,41 @@ class BatchPlan:
             else:
                 kept.append((row, prepared))
         self.publish = kept
+
+
+class CyclicGcPause:
+    """Python's cyclic garbage collector off while a batch runs, on again after the last one.
+
+    A batch allocates some ten thousand objects (instances, events, messages), which sets off
+    collections that each walk every live object of the process, though the batch's garbage
+    is freed by reference counting as soon as the batch ends. Measured on the 100k drain: 28
+    -> 23 us of sweeper CPU an event. A batch lasts tens of milliseconds, and cycles it leaves
+    are collected once the collector is back. Counted, so that two connections' overlapping
+    batches share one pause, and a process that turned the collector off keeps it off.
+    """
+
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.batches = 0
+        self.was_enabled = False
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        with self.guard:
+            if self.batches == 0:
+                self.was_enabled = gc.isenabled()
+                gc.disable()
+            self.batches += 1
+        try:
+            yield
+        finally:
+            with self.guard:
+                self.batches -= 1
+                if self.batches == 0 and self.was_enabled:
+                    gc.enable()
+
+
+CYCLIC_GC = CyclicGcPause()
 
 
 def sweep(
@@ -295,7 +332,7 @@ def sweep_batch(
     rows: list[ScheduledEvent] = []
     plan = BatchPlan()
     try:
-        with transaction.atomic():
+        with CYCLIC_GC.paused(), transaction.atomic():
             clock = configure_sweep_transaction(conf)
             cutoff = require_aware(now, "now") if now is not None else clock or database_now()
             leave = frozenset(set_aside) if set_aside is not None else skip
