@@ -233,7 +233,12 @@ class SweepRun:
             return self.drain_loop(result, deadline)
         helper = BatchThread(self, result, deadline)
         helper.start()
-        drained = self.drain_loop(result, deadline, helper.stop)
+        try:
+            drained = self.drain_loop(result, deadline, helper.stop)
+        except BaseException:
+            helper.stop.set()  # and wait for it: the lock must outlive both connections' work
+            helper.join()
+            raise
         if not drained:
             helper.stop.set()  # an error or the lost lock stops both connections
         drained = helper.finish() and drained
