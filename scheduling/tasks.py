@@ -1,12 +1,23 @@
+import logging
+import time
 from dataclasses import asdict
 from typing import Any
 
 from celery import Task, shared_task
+from django.db import InterfaceError, OperationalError, connections
 
 from scheduling.conf import scheduling_settings
 from scheduling.purge import PURGE_TIME_BUDGET, purge_all
 from scheduling.registry import get_scheduled_model
 from scheduling.sweep import sweep
+
+log = logging.getLogger(__name__)
+
+# Seconds a handler waits for an unreachable database: past a failover's usual length (a
+# promotion plus the manager's detection), short of the handling timeout's republication.
+DATABASE_WAIT = 60.0
+DATABASE_RETRY_FIRST = 0.25
+DATABASE_RETRY_MAX = 5.0
 
 
 class EventHandlerTask(Task):
@@ -15,11 +26,35 @@ class EventHandlerTask(Task):
     Acks late and is rejected back to the broker when its worker dies mid-task, so a killed
     worker's event is handled by another. A failure is not retried here: `handle_once`
     records it on the row and the sweep publishes the event again after a backoff, so every
-    retry is visible in the database (optional: a plain @shared_task works the same).
+    retry is visible in the database. The one exception: an unreachable database, which
+    cannot record anything, is waited for (below). A plain @shared_task works too, without
+    that wait: its events are published again after SCHEDULING_HANDLING_TIMEOUT.
     """
 
     acks_late = True
     reject_on_worker_lost = True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the handler; while the database cannot be reached (a failover, a restart), wait
+        for it here, with the message still unacknowledged, instead of leaving the event to
+        the reconciliation's SCHEDULING_HANDLING_TIMEOUT.
+
+        Running the handler again is as safe as that republication: the effect's transaction
+        never committed (at-least-once) or the committed claim makes the rerun a no-op
+        (at-most-once); an error recorded on the row leaves it pending, so the rerun does
+        nothing and the sweep's backoff stands.
+        """
+        waited, delay = 0.0, DATABASE_RETRY_FIRST
+        while True:
+            try:
+                return super().__call__(*args, **kwargs)
+            except (OperationalError, InterfaceError) as exc:
+                if waited + delay > DATABASE_WAIT:
+                    raise
+                log.warning("%s: database unavailable (%s); again in %.1f s", self.name, exc, delay)
+                connections.close_all()  # the next try opens a connection to the new primary
+                time.sleep(delay)
+                waited, delay = waited + delay, min(delay * 2, DATABASE_RETRY_MAX)
 
 
 @shared_task(name="scheduling.sweep", ignore_result=True, acks_late=False)
