@@ -3,8 +3,10 @@
 from datetime import timedelta
 
 import pytest
+from django.test import override_settings
 from django.utils import timezone
 
+from scheduling import daemon
 from scheduling.daemon import Daemon, hour_of
 from scheduling.locks import sweep_lock
 from tests.conftest import CURRENT_TIME, queued_task_ids
@@ -56,3 +58,23 @@ def test_the_purge_runs_on_the_hour_in_one_daemon_of_all_hosts():
     assert [host.purge_if_due(next_hour) for host in hosts] == [True, False]
     assert not ScheduledPing.objects.filter(pk=old.pk).exists()
     assert [host.purge_if_due(next_hour + timedelta(minutes=5)) for host in hosts] == [False] * 2
+
+
+@override_settings(SCHEDULING_BATCH_SIZE=2)
+def test_the_hourly_purge_runs_a_slice_per_tick_and_resumes_where_it_stopped(monkeypatch):
+    monkeypatch.setattr(daemon, "PURGE_SLICE", 1e-6)  # one batch of 2 rows per tick
+    old = ScheduledPingFactory.create_batch(5, status=Status.CANCELLED)
+    ScheduledPing.objects.update(cancelled_at=timezone.now() - timedelta(days=8))
+    host = Daemon([ScheduledPing], [0], purged_hour=hour_of(CURRENT_TIME))
+    next_hour = CURRENT_TIME + timedelta(hours=1)
+
+    left = [ScheduledPing.objects.count()]
+    while host.purge_if_due(next_hour):  # the sweeps of each tick would run in between
+        left.append(ScheduledPing.objects.count())
+
+    # Every scheduled model's table is walked, one batch a tick; this one's 2 rows at a time.
+    assert sorted(set(left), reverse=True) == [5, 3, 1, 0]
+    assert not host.purge_left
+    assert host.purge_budget == 0
+    assert not ScheduledPing.objects.filter(pk__in=[row.pk for row in old]).exists()
+    assert not host.purge_if_due(next_hour + timedelta(minutes=1))
