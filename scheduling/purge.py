@@ -257,7 +257,7 @@ def purge_all(
     """Every scheduled model (or `models`) in turn within `time_budget` seconds; a walk the
     budget cut short resumes at its next run from where it stopped."""
     deadline = time.monotonic() + time_budget
-    results = []
+    results: list[PurgeResult] = []
     for model in scheduled_models() if models is None else models:
         if results and time.monotonic() >= deadline:
             break  # the first model gets one batch at least, so a short budget still advances
