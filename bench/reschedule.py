@@ -131,10 +131,10 @@ def raw_shift(team: Team) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE scheduled_training_notification n"
-            " SET due_at = n.due_at + %s, version = n.version + 1, updated_at = now()"
+            " SET due_at = n.due_at + %s::interval, version = n.version + 1, updated_at = now()"
             " FROM trainings_training t"
             " WHERE t.id = n.training_id AND t.team_id = %s AND n.status = 'pending'",
-            [timedelta(hours=2 * next(DIRECTION)), team.pk],
+            [f"{2 * next(DIRECTION)} hours", team.pk],
         )
         return cursor.rowcount
 
