@@ -156,7 +156,8 @@ def drain_ceiling() -> None:
         with transaction.atomic():
             rows = claim_due(ScheduledPurchase, cutoff=database_now(), limit=BATCH)
             mark_delivered(ScheduledPurchase, [row.pk for row in rows])
-        if len(rows) < BATCH:
+        # Not `< BATCH`: beside a second process a short claim only means it held the rest.
+        if not rows:
             return
 
 
