@@ -241,9 +241,12 @@ class SweepRun:
             raise
         if not drained:
             helper.stop.set()  # an error or the lost lock stops both connections
-        drained = helper.finish() and drained
-        result.drained = drained
-        return drained
+        if not helper.finish() or not drained:
+            result.drained = False
+            return False
+        # Each connection stopped at a short claim; look once more rather than trust that the
+        # other one had all the rest in its last batch.
+        return self.drain_due(result, deadline)
 
     def drain_loop(
         self, result: SweepResult, deadline: float, stop: threading.Event | None = None
