@@ -3,7 +3,6 @@
 
 import base64
 import json
-import socket
 import subprocess
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,9 +16,9 @@ from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.models import iso_utc
 from scheduling.publishing import KombuPublisher
 from scheduling.sweep import sweep
+from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import queued_messages, wait_for
 from tests.jobs.conftest import JOBS, put_job
-from tests.scheduling.test_rabbitmq import AMQP_URL, amqp_app
 
 pytestmark = pytest.mark.django_db
 
@@ -142,17 +141,7 @@ def test_a_row_whose_stored_callback_went_bad_fails_alone(api, settings):
 
 @pytest.fixture
 def rabbitmq(monkeypatch: pytest.MonkeyPatch) -> Celery:
-    try:
-        socket.create_connection(("127.0.0.1", 5672), timeout=2).close()
-    except OSError:
-        pytest.fail("RabbitMQ is not running on 127.0.0.1:5672 (.ci/test starts it)")
-    # Celery's broker_url prefers this variable over the app's own configuration.
-    monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
-    app = amqp_app()
-    with app.connection_for_write() as conn:
-        channel: Any = conn.default_channel
-        channel.queue_delete("jobs-node")
-    return app
+    return use_rabbitmq(monkeypatch, "jobs-node")
 
 
 def start_node(script: Any, queue: str, count: int) -> subprocess.Popen[str]:

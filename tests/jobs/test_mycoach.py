@@ -14,7 +14,6 @@ before its request examples, so the payload's fields (`{...}` in the issue) are 
 
 import json
 import os
-import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,10 +29,10 @@ from scheduling.jobs.services import job_put
 from scheduling.models import iso_utc
 from scheduling.publishing import KombuPublisher, make_publisher
 from scheduling.sweep import sweep
+from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.jobs.conftest import JOBS, client_for, put_job, user_with
 from tests.jobs.test_delivery import node_lines, start_node
-from tests.scheduling.test_rabbitmq import AMQP_URL, amqp_app
 
 pytestmark = pytest.mark.django_db
 
@@ -394,17 +393,9 @@ def redis_bodies(broker: Any) -> list[tuple[Any, str]]:
 
 @pytest.fixture
 def rabbitmq_app(monkeypatch: pytest.MonkeyPatch) -> Iterator[Celery]:
-    try:
-        socket.create_connection(("127.0.0.1", 5672), timeout=2).close()
-    except OSError:
-        pytest.fail("RabbitMQ is not running on 127.0.0.1:5672 (.ci/test starts it)")
-    # Celery's broker_url prefers this variable over the app's own configuration.
-    monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
-    app = amqp_app()
+    app = use_rabbitmq(monkeypatch, QUEUE, sweep_queue())
     with app.connection_for_write() as conn:
         channel: Any = conn.default_channel
-        for name in (QUEUE, sweep_queue()):
-            channel.queue_delete(name)
         # Declared as the worker will declare it, so a sweep task sent before the worker is
         # ready waits in it.
         Queue(sweep_queue(), Exchange(sweep_queue()), sweep_queue())(channel).declare()

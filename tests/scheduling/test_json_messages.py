@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from scheduling.publishing import KombuPublisher, OutgoingJson
 from scheduling.sweep import sweep
-from tests.scheduling.test_rabbitmq import AMQP_URL, amqp_app
+from tests.amqp import AMQP_URL, amqp_app
 from tests.testapp.models import Ping, ScheduledNotice
 
 pytestmark = pytest.mark.django_db

@@ -1,42 +1,21 @@
 """RabbitMQ as the broker, by URL: kombu's producer with publisher confirms, a real worker."""
 
-import os
-import socket
-from typing import Any
-
 import pytest
 from celery import Celery
 
 from scheduling.publishing import KombuPublisher, make_publisher
 from scheduling.sweep import sweep
+from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import make_due_pings
 from tests.testapp.models import PingEffect, ScheduledPing
 
-AMQP_URL = os.environ.get("TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//")
-
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def amqp_app() -> Celery:
-    app = Celery("amqp-test", broker=AMQP_URL, set_as_current=False)
-    app.conf.broker_transport_options = {"confirm_publish": True}
-    return app
 
 
 @pytest.fixture
 def rabbitmq(monkeypatch) -> Celery:
-    try:
-        socket.create_connection(("127.0.0.1", 5672), timeout=2).close()
-    except OSError:
-        pytest.fail("RabbitMQ is not running on 127.0.0.1:5672 (.ci/run starts it)")
-    # Celery's broker_url prefers this variable over the app's own configuration.
-    monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
-    app = amqp_app()
-    with app.connection_for_write() as conn:
-        channel: Any = conn.default_channel
-        channel.queue_delete("testapp")  # Celery declares it as it needs
-    return app
+    return use_rabbitmq(monkeypatch, "testapp")  # Celery declares it as it needs
 
 
 def test_the_sweep_publishes_to_rabbitmq_and_a_worker_consumes(rabbitmq, subprocess_env):
