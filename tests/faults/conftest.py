@@ -199,7 +199,27 @@ def free_port() -> int:
 # --- a dedicated redis-server -----------------------------------------------------------------
 
 
-class RedisServer:
+class ServerProcess:
+    """A server run as a child process, to freeze (SIGSTOP), thaw and clean up after a test."""
+
+    process: subprocess.Popen[bytes] | None = None
+
+    def freeze(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
+    def cleanup(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.kill()
+            self.process.wait()
+
+
+class RedisServer(ServerProcess):
     """A throwaway redis-server on its own port and directory, to stop, freeze and restart.
 
     It saves its data on SHUTDOWN SAVE and loads it on start, like a broker with persistence,
@@ -234,20 +254,6 @@ class RedisServer:
         with contextlib.suppress(redis.ConnectionError):  # it closes the connection as it exits
             self.client().shutdown(save=save, nosave=not save)
         self.process.wait(timeout=60)
-
-    def freeze(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGCONT)
-
-    def cleanup(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
-            self.process.kill()
-            self.process.wait()
 
 
 @pytest.fixture

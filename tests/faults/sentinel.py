@@ -21,7 +21,7 @@ import redis
 from redis.sentinel import MasterNotFoundError, Sentinel
 
 from tests.conftest import wait_for
-from tests.faults.conftest import free_port
+from tests.faults.conftest import ServerProcess, free_port
 
 MASTER_NAME = "faults"
 QUORUM = 2
@@ -29,7 +29,7 @@ DOWN_AFTER_MS = 1000
 FAILOVER_TIMEOUT_MS = 5000
 
 
-class Node:
+class Node(ServerProcess):
     """One redis-server process (a data node or a Sentinel)."""
 
     def __init__(self, directory: Path, name: str, *arguments: str) -> None:
@@ -61,20 +61,6 @@ class Node:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
-
-    def freeze(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGCONT)
-
-    def cleanup(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
-            self.process.kill()
-            self.process.wait()
 
 
 def data_node(directory: Path, name: str, replica_of: int | None = None) -> Node:
