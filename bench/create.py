@@ -28,7 +28,7 @@ from purchases.models import Customer, Purchase, Release, ScheduledPurchase
 PORT = 8765
 WORKERS = 4
 USERS = 16
-ROUNDS = 2
+ROUNDS = 3
 LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"
 ENDPOINTS = {"PurchaseUser": "/api/purchases/", "PlainPurchaseUser": "/bench/plain-purchases/"}
 TARGET_RATE = 500.0  # requests/s, issue #17
