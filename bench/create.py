@@ -3,7 +3,7 @@
 `POST /api/purchases/` creates the purchase and schedules its email in one transaction; the
 plain endpoint (bench/plain_api) creates a purchase of the same fields with stock DRF and no
 scheduling. One gunicorn serves both (bench.settings, persistent database connections), and
-locust, headless, drives them in turn with the same users: plain, ours, plain, ours.
+locust, headless, drives them in turn with the same users, in alternating rounds.
 """
 
 import csv
