@@ -359,7 +359,11 @@ LOGGING = {
         "json": {"()": "project.logging.JsonFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
-    "loggers": {"django.request": {"filters": ["download_tokens"]}},
+    "loggers": {
+        "django.request": {"filters": ["download_tokens"]},
+        # The HTTP push backend's client logs every request at INFO: the results are rows.
+        "httpx": {"level": "WARNING"},
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
 # Error reports (AdminEmailHandler) also hide passwords in URL settings and sensitive POST fields.
