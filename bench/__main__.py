@@ -1,11 +1,12 @@
 """python -m bench [scenario ...] [--quick]
 
 Scenarios: drain, lateness, scale, reschedule (runs after scale), create, memory, purge, metrics,
-cron_scale (the distributed cron's 10M schedules; about 25 minutes of the full run's hour);
-`all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
+curves, cron_scale (the distributed cron's 10M schedules; about 25 minutes of the full run's
+hour); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
 bench/results.jsonl.
-Runs on its own database (scheduling_bench) and Redis databases 10/11, never on development
-data. Each figure is printed and appended to bench/results.jsonl.
+Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
+sessions claim theirs), never on development data. Each figure is printed beside its anchor and
+appended to bench/results.jsonl.
 """
 
 import argparse
