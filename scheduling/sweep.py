@@ -329,10 +329,10 @@ def sweep_batch(
     now: datetime | None,
     publisher: Publisher,
     conf: SchedulingSettings,
-    skip: Collection[int] = (),
     set_aside: set[int] | None = None,
 ) -> BatchResult:
-    """One transaction: claim up to batch_size due rows (but `skip`), publish them, mark them.
+    """One transaction: claim up to batch_size due rows (but `set_aside`), publish them, mark
+    them.
 
     `set_aside`, shared by the connections of one sweep, holds the rows it leaves alone (they
     could not be published); this batch adds its own before committing.
@@ -343,7 +343,7 @@ def sweep_batch(
         with CYCLIC_GC.paused(), transaction.atomic():
             clock = configure_sweep_transaction(conf)
             cutoff = require_aware(now, "now") if now is not None else clock or database_now()
-            leave = frozenset(set_aside) if set_aside is not None else skip
+            leave = frozenset(set_aside) if set_aside is not None else ()
             rows = claim_due(model, cutoff=cutoff, limit=conf.batch_size, skip=leave)
             claimed = len(rows)
             if set_aside is not None:
