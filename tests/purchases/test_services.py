@@ -5,8 +5,14 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from purchases.models import Purchase, ScheduledPurchase
-from purchases.services import purchase_create, purchase_refund, release_move, track_move
+from purchases.models import Customer, Purchase, ScheduledPurchase
+from purchases.services import (
+    _create_sale,
+    purchase_create,
+    purchase_refund,
+    release_move,
+    track_move,
+)
 from tests.purchases.factories import (
     ArtistFactory,
     CustomerFactory,
@@ -272,3 +278,66 @@ def test_sales_of_one_release_do_not_wait_for_each_other_but_a_move_waits_for_th
     assert moved.is_set()
     due = set(ScheduledPurchase.objects.values_list("due_at", flat=True))
     assert due == {RELEASE_DAY + timedelta(days=7)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sale_waiting_for_a_track_move_schedules_the_track_as_moved():
+    # The sale's share lock waits for the move; the rows are then computed in a later
+    # statement, whose snapshot shows the track's new date.
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    track = TrackFactory(release=release)
+    customer = CustomerFactory()
+    sold = []
+
+    def sell():
+        try:
+            sold.append(purchase_create(customer=customer, release=release))
+        finally:
+            connection.close()
+
+    seller = threading.Thread(target=sell)
+    with transaction.atomic():
+        track_move(track=track, release_date=SINGLE_DAY)
+        seller.start()
+        seller.join(timeout=1)
+        assert seller.is_alive()  # waiting for the move to commit
+    seller.join(timeout=10)
+
+    rows = rows_of(sold[0])
+    assert set(rows) == {None, track.pk}
+    assert rows[track.pk].due_at == SINGLE_DAY
+
+
+def test_a_sale_to_an_unknown_customer_is_refused_and_inserts_nothing():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+
+    with pytest.raises(Customer.DoesNotExist):
+        purchase_create(customer=Customer(pk=999_999), release=release)
+
+    assert not Purchase.objects.exists()
+    assert not ScheduledPurchase.objects.exists()
+
+
+def test_the_sale_statement_writes_the_rows_the_orm_would():
+    release = ReleaseFactory(release_date=RELEASE_DAY)
+    TrackFactory(release=release, release_date=SINGLE_DAY)
+    TrackFactory(release=release, release_date=RELEASE_DAY + timedelta(days=1))
+    ignored = {"id", "purchase", "created_at", "updated_at"}
+
+    def columns(purchase):
+        return sorted(
+            (
+                {f.name: getattr(row, f.attname) for f in row._meta.concrete_fields}
+                for row in purchase.scheduled.order_by("track")
+            ),
+            key=lambda row: row["track"] or 0,
+        )
+
+    by_sql = purchase_create(customer=CustomerFactory(), release=release)
+    by_orm = _create_sale(Purchase(customer=CustomerFactory(), release=release))
+
+    assert [{k: v for k, v in row.items() if k not in ignored} for row in columns(by_sql)] == [
+        {k: v for k, v in row.items() if k not in ignored} for row in columns(by_orm)
+    ]
+    stored = Purchase.objects.get(pk=by_sql.pk)
+    assert (stored.status, stored.created_at) == (by_sql.status, by_sql.created_at)
