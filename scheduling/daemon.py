@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 
 from django.core.cache import cache
 from django.db import Error, connection
+from django.db.models import Model
 
 from scheduling.models import ScheduledEvent
-from scheduling.purge import PURGE_TIME_BUDGET, purge_all
-from scheduling.registry import scheduled_models
+from scheduling.purge import PURGE_TIME_BUDGET, purge_all, purged_models
 from scheduling.sweep import SweepResult, sweep
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class Daemon:
     # The purge runs on the hour, as beat's entry does: not at every start.
     purged_hour: str = field(default_factory=lambda: hour_of(datetime.now(UTC)))
     purge_budget: float = 0.0  # seconds of this hour's purge still to run, a slice per tick
-    purge_left: list[type[ScheduledEvent]] = field(default_factory=list)  # not walked this hour
+    purge_left: list[type[Model]] = field(default_factory=list)  # not walked this hour
 
     def tick(self, now: datetime | None = None) -> bool:
         """One round: every model and slot, then the purge if its hour came. True if any
@@ -79,7 +79,7 @@ class Daemon:
         if hour != self.purged_hour:
             self.purged_hour = hour
             if claim_purge(hour):
-                self.purge_budget, self.purge_left = PURGE_TIME_BUDGET, scheduled_models()
+                self.purge_budget, self.purge_left = PURGE_TIME_BUDGET, purged_models()
         if self.purge_budget <= 0:
             return False
         self.purge_slice()

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
+from django.apps import apps
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import signals
+from django.db.models import Model, signals
 
 from scheduling.conf import scheduling_settings
 from scheduling.models import ScheduledEvent, Status
@@ -80,8 +81,10 @@ def cutoffs(now: datetime | None = None) -> Cutoffs:
     )
 
 
-def done_condition(model: type[ScheduledEvent]) -> str:
+def done_condition(model: type[Model]) -> str:
     """SQL over the alias `t`: the row is done and past its retention (and not kept)."""
+    if not issubclass(model, ScheduledEvent):
+        return OWNERS[model._meta.label](model)
     finished = "t.handled_at" if model.get_awaits_handling() else "t.delivered_at"
     # updated_at stands in for a cancelled row written without cancelled_at (an import, raw
     # SQL): every cancel of the framework sets both, and such a row must not stay forever.
@@ -131,7 +134,33 @@ KEPT: dict[str, Callable[[type[ScheduledEvent]], str]] = {
 }
 
 
-def purge_batch(model: type[ScheduledEvent], *, after: Any, span: int, limits: Cutoffs) -> Batch:
+def job_left_alone(model: type[Model]) -> str:
+    """A keyed job none of whose runs is left, unchanged for the done retention."""
+    meta: Any = model._meta
+    runs = connection.ops.quote_name(meta.get_field("runs").related_model._meta.db_table)
+    return (
+        "t.updated_at < %(done_before)s"
+        f" AND NOT EXISTS (SELECT 1 FROM {runs} r WHERE r.job_id = t.id)"
+    )
+
+
+# Models whose rows hold what their scheduled rows are about and would otherwise outlive them,
+# by label: an SQL condition over the alias `t` for a row done with. A keyed job goes once its
+# runs have been purged and nobody has written it for SCHEDULING_KEEP_DONE_DAYS; a PUT of its
+# key after that creates it anew. Every write of a job saves it (updated_at), and the purge
+# locks the job (SKIP LOCKED), so a PUT adding runs either commits first, and the job no longer
+# matches when locked, or waits and then creates the job again.
+OWNERS: dict[str, Callable[[type[Model]], str]] = {"scheduling_jobs.Job": job_left_alone}
+
+
+def purged_models() -> list[type[Model]]:
+    """Every scheduled model, then the installed OWNERS, in the order a purge walks them."""
+    installed = {model._meta.label: model for model in apps.get_models()}
+    owners = [installed[label] for label in OWNERS if label in installed]
+    return [*scheduled_models(), *owners]
+
+
+def purge_batch(model: type[Model], *, after: Any, span: int, limits: Cutoffs) -> Batch:
     """One transaction: the next `span` rows by pk after `after` (None: from the first); the
     done ones nobody holds are deleted."""
     with transaction.atomic(), connection.cursor() as cursor:
@@ -150,9 +179,7 @@ def relax_commit(cursor: Any) -> None:
         cursor.execute("SET LOCAL synchronous_commit = off")
 
 
-def window_end(
-    cursor: Any, model: type[ScheduledEvent], *, after: Any, span: int
-) -> tuple[Any, int]:
+def window_end(cursor: Any, model: type[Model], *, after: Any, span: int) -> tuple[Any, int]:
     """(the last pk of the next `span` rows, how many there are): a walk of the pk index."""
     table, pk = quoted(model)
     lower = f"WHERE {pk} > %(after)s" if after is not None else ""
@@ -165,7 +192,7 @@ def window_end(
 
 
 def delete_done(
-    cursor: Any, model: type[ScheduledEvent], params: dict[str, Any], *, bounded_below: bool
+    cursor: Any, model: type[Model], params: dict[str, Any], *, bounded_below: bool
 ) -> int:
     rows = done_rows_sql(model, bounded_below=bounded_below)
     if not plain_delete(model):
@@ -179,7 +206,7 @@ def delete_done(
     return int(cursor.rowcount)
 
 
-def done_rows_sql(model: type[ScheduledEvent], *, bounded_below: bool) -> str:
+def done_rows_sql(model: type[Model], *, bounded_below: bool) -> str:
     """The pks of the window's done rows, locked (PostgreSQL)."""
     table, pk = quoted(model)
     lower = f"t.{pk} > %(after)s AND " if bounded_below else ""
@@ -195,7 +222,7 @@ def done_rows_sql(model: type[ScheduledEvent], *, bounded_below: bool) -> str:
     return f"{rows} FOR UPDATE OF t SKIP LOCKED"
 
 
-def plain_delete(model: type[ScheduledEvent]) -> bool:
+def plain_delete(model: type[Model]) -> bool:
     """No table points to these rows and nobody listens for their deletion; otherwise the ORM
     deletes them, applying each foreign key's on_delete and sending the signals, which one
     DELETE statement would break (an IntegrityError) or skip."""
@@ -204,7 +231,7 @@ def plain_delete(model: type[ScheduledEvent]) -> bool:
     )
 
 
-def quoted(model: type[ScheduledEvent]) -> tuple[str, str]:
+def quoted(model: type[Model]) -> tuple[str, str]:
     quote = connection.ops.quote_name
     return quote(model._meta.db_table), quote(model._meta.pk.column)
 
@@ -215,7 +242,7 @@ def cutoff_params(limits: Cutoffs) -> dict[str, Any]:
 
 
 def purge_model(
-    model: type[ScheduledEvent],
+    model: type[Model],
     *,
     now: datetime | None = None,
     after: Any = None,
@@ -238,7 +265,7 @@ def purge_model(
             return result
 
 
-def count_purgeable(model: type[ScheduledEvent], *, now: datetime | None = None) -> int:
+def count_purgeable(model: type[Model], *, now: datetime | None = None) -> int:
     """What purge_model would delete now (rows someone holds included)."""
     table, _ = quoted(model)
     with connection.cursor() as cursor:
@@ -252,13 +279,13 @@ def count_purgeable(model: type[ScheduledEvent], *, now: datetime | None = None)
 def purge_all(
     *,
     time_budget: float = PURGE_TIME_BUDGET,
-    models: Sequence[type[ScheduledEvent]] | None = None,
+    models: Sequence[type[Model]] | None = None,
 ) -> list[PurgeResult]:
-    """Every scheduled model (or `models`) in turn within `time_budget` seconds; a walk the
+    """Every purged model (or `models`) in turn within `time_budget` seconds; a walk the
     budget cut short resumes at its next run from where it stopped."""
     deadline = time.monotonic() + time_budget
     results: list[PurgeResult] = []
-    for model in scheduled_models() if models is None else models:
+    for model in purged_models() if models is None else models:
         if results and time.monotonic() >= deadline:
             break  # the first model gets one batch at least, so a short budget still advances
         result = purge_model(model, after=resume_point(model), deadline=deadline)
@@ -269,11 +296,11 @@ def purge_all(
     return results
 
 
-def resume_key(model: type[ScheduledEvent]) -> str:
+def resume_key(model: type[Model]) -> str:
     return f"scheduling:purge:{model._meta.label_lower}"
 
 
-def resume_point(model: type[ScheduledEvent]) -> Any:
+def resume_point(model: type[Model]) -> Any:
     try:
         return cache.get(resume_key(model))
     except Exception as exc:  # only a shortcut: without it the walk starts from the first row
@@ -281,7 +308,7 @@ def resume_point(model: type[ScheduledEvent]) -> Any:
         return None
 
 
-def remember(model: type[ScheduledEvent], after: Any) -> None:
+def remember(model: type[Model], after: Any) -> None:
     try:
         if after is None:
             cache.delete(resume_key(model))

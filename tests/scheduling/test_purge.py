@@ -1,6 +1,8 @@
 """Retention: done rows are deleted after their retention, in batches; nothing else ever is."""
 
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from io import StringIO
 from typing import Any
@@ -16,6 +18,7 @@ from django.db.models.signals import post_delete
 from django.test import override_settings
 
 from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.services import job_put
 from scheduling.models import ScheduledEvent
 from scheduling.purge import PURGE_TIME_BUDGET, purge_all, purge_model, remember, resume_point
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, _next_successors
@@ -203,6 +206,7 @@ def test_the_hourly_task_purges_every_scheduled_model(now):
         "purchases.ScheduledPurchase",
         "scheduling_recurring.ScheduledOccurrence",
         "scheduling_jobs.ScheduledJobRun",
+        "scheduling_jobs.Job",
     }
     assert ping.pk not in remaining()
     assert notice.pk not in remaining(ScheduledNotice)
@@ -328,6 +332,58 @@ def test_job_runs_are_done_once_delivered():
     assert Job.objects.filter(pk=job.pk).exists()
 
 
+def make_job(key: str, *, days_unchanged: int) -> Job:
+    job = Job.objects.create(key=key, callback={"type": "queue", "queue": "reminders"})
+    Job.objects.filter(pk=job.pk).update(updated_at=NOW - days_unchanged * DAY)
+    return job
+
+
+def test_a_job_goes_once_its_runs_are_purged_and_it_is_left_alone():
+    done = make_job("done", days_unchanged=8)
+    make_run(done, Status.DELIVERED, delivered_at=NOW - 8 * DAY)
+    waiting = make_job("waiting", days_unchanged=8)
+    make_run(waiting, Status.PENDING)
+    recent_run = make_job("recent-run", days_unchanged=8)
+    make_run(recent_run, Status.DELIVERED, delivered_at=NOW - 6 * DAY)
+    make_job("recently-written", days_unchanged=6)  # e.g. PUT with no instants
+    make_job("never-run", days_unchanged=8)
+
+    purge_model(ScheduledJobRun, now=NOW)
+    result = purge_model(Job, now=NOW)
+
+    assert result.deleted == 2
+    assert set(Job.objects.values_list("key", flat=True)) == {
+        "waiting",
+        "recent-run",
+        "recently-written",
+    }
+
+
+def test_a_put_after_the_job_was_purged_creates_it_anew():
+    make_job("weekly", days_unchanged=8)
+    purge_model(Job, now=NOW)
+
+    _, created = job_put(
+        key="weekly",
+        schedules=[NOW + DAY],
+        callback={"type": "queue", "queue": "reminders"},
+    )
+
+    assert created
+    assert Job.objects.get(key="weekly").runs.pending().count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_a_writer_holds_is_skipped_without_waiting() -> None:
+    held = make_job("held", days_unchanged=30)
+    make_job("free", days_unchanged=30)
+    with other_connection() as other:
+        other.execute("SELECT 1 FROM scheduling_job WHERE id = %s FOR UPDATE", [held.pk])
+        assert in_a_thread(lambda: purge_model(Job, now=NOW).deleted) == 1
+
+    assert set(Job.objects.values_list("key", flat=True)) == {"held"}
+
+
 def make_occurrence(schedule, status: str, due_at, **fields) -> ScheduledOccurrence:
     fields.setdefault("schedule_version", schedule.version)
     occurrence = ScheduledOccurrence.objects.create(
@@ -380,31 +436,43 @@ def test_the_kept_occurrence_moves_on_with_the_next_fire():
 # --- concurrency ----------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_row_another_transaction_holds_is_skipped_without_waiting() -> None:
-    held = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
-    free = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
+@contextmanager
+def other_connection() -> Iterator[psycopg.Connection]:
+    """A second session, as another writer's; its transaction is rolled back at the end."""
     db = connection.settings_dict
     other = psycopg.connect(
         host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]
     )
     try:
-        other.execute("SELECT 1 FROM scheduled_ping WHERE id = %s FOR UPDATE", [held.pk])
-        finished = threading.Event()
-        result: list[int] = []
-
-        def purge() -> None:
-            result.append(purge_model(ScheduledPing, now=NOW).deleted)
-            connection.close()
-            finished.set()
-
-        threading.Thread(target=purge).start()
-        assert finished.wait(10), "the purge waited for the row lock"
+        yield other
     finally:
         other.rollback()
         other.close()
 
-    assert result == [1]
+
+def in_a_thread(purge: Callable[[], int]) -> int:
+    """`purge()` on a connection of its own; fails if it waits on a lock."""
+    finished = threading.Event()
+    result: list[int] = []
+
+    def run() -> None:
+        result.append(purge())
+        connection.close()
+        finished.set()
+
+    threading.Thread(target=run).start()
+    assert finished.wait(10), "the purge waited for the row lock"
+    return result[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_another_transaction_holds_is_skipped_without_waiting() -> None:
+    held = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
+    free = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
+    with other_connection() as other:
+        other.execute("SELECT 1 FROM scheduled_ping WHERE id = %s FOR UPDATE", [held.pk])
+        assert in_a_thread(lambda: purge_model(ScheduledPing, now=NOW).deleted) == 1
+
     assert remaining() == {held.pk}
     assert free.pk not in remaining()
 

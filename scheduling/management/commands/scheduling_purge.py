@@ -1,17 +1,18 @@
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Model
 
-from scheduling.models import ScheduledEvent
-from scheduling.purge import count_purgeable, purge_model
-from scheduling.registry import get_scheduled_model, scheduled_models
+from scheduling.purge import count_purgeable, purge_model, purged_models
+from scheduling.registry import get_scheduled_model
 
 
 class Command(BaseCommand):
     help = (
         "Delete done rows older than their retention: handled, cancelled and (without a handler)"
         " delivered after SCHEDULING_KEEP_DONE_DAYS, failed and expired after"
-        " SCHEDULING_KEEP_FAILED_DAYS. Never a pending row, nor one awaiting its handler."
+        " SCHEDULING_KEEP_FAILED_DAYS. Never a pending row, nor one awaiting its handler. Keyed"
+        " jobs without runs left go after SCHEDULING_KEEP_DONE_DAYS unchanged."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -32,9 +33,9 @@ class Command(BaseCommand):
                 f" ({result.batches} batches)"
             )
 
-    def _models(self, label: str | None) -> list[type[ScheduledEvent]]:
+    def _models(self, label: str | None) -> list[type[Model]]:
         if label is None:
-            return scheduled_models()
+            return purged_models()
         try:
             return [get_scheduled_model(label)]
         except LookupError as exc:
