@@ -84,7 +84,7 @@ def cutoffs(now: datetime | None = None) -> Cutoffs:
 def done_condition(model: type[Model]) -> str:
     """SQL over the alias `t`: the row is done and past its retention (and not kept)."""
     if not issubclass(model, ScheduledEvent):
-        return OWNERS[model._meta.label](model)
+        return ALSO_PURGED[model._meta.label](model)
     finished = "t.handled_at" if model.get_awaits_handling() else "t.delivered_at"
     # updated_at stands in for a cancelled row written without cancelled_at (an import, raw
     # SQL): every cancel of the framework sets both, and such a row must not stay forever.
@@ -144,20 +144,26 @@ def job_left_alone(model: type[Model]) -> str:
     )
 
 
-# Models whose rows hold what their scheduled rows are about and would otherwise outlive them,
-# by label: an SQL condition over the alias `t` for a row done with. A keyed job goes once its
+def older_than_done_retention(model: type[Model]) -> str:
+    """A record last written longer ago than SCHEDULING_KEEP_DONE_DAYS."""
+    return "t.updated_at < %(done_before)s"
+
+
+# Other models the purge keeps bounded, by label: an SQL condition over the alias `t` for a row
+# done with. An app adds its own in AppConfig.ready() (e.g. older_than_done_retention for
+# records its handlers write, as trainings does for push results). A keyed job goes once its
 # runs have been purged and nobody has written it for SCHEDULING_KEEP_DONE_DAYS; a PUT of its
 # key after that creates it anew. Every write of a job saves it (updated_at), and the purge
 # locks the job (SKIP LOCKED), so a PUT adding runs either commits first, and the job no longer
 # matches when locked, or waits and then creates the job again.
-OWNERS: dict[str, Callable[[type[Model]], str]] = {"scheduling_jobs.Job": job_left_alone}
+ALSO_PURGED: dict[str, Callable[[type[Model]], str]] = {"scheduling_jobs.Job": job_left_alone}
 
 
 def purged_models() -> list[type[Model]]:
-    """Every scheduled model, then the installed OWNERS, in the order a purge walks them."""
+    """Every scheduled model, then the installed ALSO_PURGED, in the order a purge walks them."""
     installed = {model._meta.label: model for model in apps.get_models()}
-    owners = [installed[label] for label in OWNERS if label in installed]
-    return [*scheduled_models(), *owners]
+    others = [installed[label] for label in ALSO_PURGED if label in installed]
+    return [*scheduled_models(), *others]
 
 
 def purge_batch(model: type[Model], *, after: Any, span: int, limits: Cutoffs) -> Batch:

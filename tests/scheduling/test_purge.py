@@ -31,6 +31,9 @@ from tests.recurring.conftest import make_schedule
 from tests.scheduling.test_embedded import embedded_env
 from tests.scheduling.test_embedded import run as run_manage
 from tests.testapp.models import ScheduledNotice, ScheduledPing
+from tests.trainings.factories import PlayerFactory, TrainingFactory
+from trainings.kinds import NotificationKind
+from trainings.models import PushResult
 
 pytestmark = pytest.mark.django_db
 
@@ -382,6 +385,27 @@ def test_a_job_a_writer_holds_is_skipped_without_waiting() -> None:
         assert in_a_thread(lambda: purge_model(Job, now=NOW).deleted) == 1
 
     assert set(Job.objects.values_list("key", flat=True)) == {"held"}
+
+
+def test_push_results_go_after_the_done_retention():
+    training = TrainingFactory()
+    player = PlayerFactory(team=training.team)
+    results = {
+        days: PushResult.objects.create(
+            event_id=f"trainings.scheduledtrainingnotification:{days}:v1",
+            training=training,
+            player=player,
+            kind=NotificationKind.INVITATION,
+            status=PushResult.Status.SENT,
+        )
+        for days in (8, 6)
+    }
+    for days, result in results.items():
+        PushResult.objects.filter(pk=result.pk).update(updated_at=NOW - days * DAY)
+
+    assert purge_model(PushResult, now=NOW).deleted == 1
+    assert list(PushResult.objects.values_list("pk", flat=True)) == [results[6].pk]
+    assert "trainings.PushResult" in {result["model"] for result in purge_task()}
 
 
 def make_occurrence(schedule, status: str, due_at, **fields) -> ScheduledOccurrence:
