@@ -66,6 +66,11 @@ def configure() -> None:
     # The project's settings plus the plain endpoint the create scenario compares with.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # Production's mode: DEBUG on records every query and wraps every cursor. Every process the
+    # scenarios start (gunicorn, celery) inherits it. Plain HTTP on the loopback: no redirect.
+    os.environ.setdefault("DEBUG", "0")
+    os.environ.setdefault("SECRET_KEY", "bench-" * 8)
+    os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
 
 
 def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:

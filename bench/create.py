@@ -56,22 +56,26 @@ def api_token() -> str:
 def start_server(workers: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "gunicorn", "project.wsgi", "-b", f"127.0.0.1:{PORT}"]
     command += ["-w", str(workers), "--log-level", "warning"]
-    # Production settings plus the plain endpoint; plain HTTP on the loopback: no redirect.
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "bench.settings",
-        "DEBUG": "0",
-        "SECRET_KEY": "bench-" * 8,
-        "SECURE_SSL_REDIRECT": "0",
-    }
+    # Production settings (bench/__main__.py's configure) plus the plain endpoint.
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
+    if port_answers():  # another run's server would take the load and void the figures
+        raise RuntimeError(f"port {PORT} is taken: is another bench running?")
     server = subprocess.Popen(command, env=env)
     for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
+        if server.poll() is not None:
+            raise RuntimeError("gunicorn exited at start")
+        if port_answers():
             return server
-        except OSError:
-            time.sleep(0.1)
+        time.sleep(0.1)
     raise RuntimeError("gunicorn did not start")
+
+
+def port_answers() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 def sale_data() -> dict[str, str]:
