@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connections, transaction
 
 from bench.common import broker, record, sql, timed, vacuum
+from bench.cpu import CpuUse
 from purchases.models import ScheduledPurchase
 from scheduling.models import Status, iso_utc
 from scheduling.publishing import OutgoingTask
@@ -163,12 +164,25 @@ def drain_ceiling() -> None:
 
 def measure(approach: str, drain: Callable[[], None], rows: int) -> float:
     reset_rows()
+    before = CpuUse.now(broker())
     with timed() as elapsed:
         drain()
+    cpu = (CpuUse.now(broker()) - before).per_event_us(rows)
     delivered = ScheduledPurchase.objects.filter(status=Status.DELIVERED).count()
     assert delivered == rows, f"{approach}: {delivered} of {rows} delivered"
     rate = rows / elapsed[0]
     record("drain", f"{approach} events/s", rate, "events/s", rows=rows, seconds=elapsed[0])
+    record(
+        "drain",
+        "  CPU per event: Python + PostgreSQL + Redis",
+        cpu["total"],
+        "us",
+        **{f"{part}_us": value for part, value in cpu.items()},
+    )
+    print(
+        f"{'':16}Python {cpu['python']:.1f} + PostgreSQL {cpu['postgres']:.1f}"
+        f" + Redis {cpu['redis']:.1f} us"
+    )
     return rate
 
 

@@ -1,0 +1,58 @@
+"""CPU spent by each part of a run: this process and the children it waited for, PostgreSQL
+(every backend, the exited ones included), and the Redis server; for figures per event."""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    python: float  # seconds
+    postgres: float
+    redis: float
+
+    @classmethod
+    def now(cls, broker: Any) -> "CpuUse":
+        times = os.times()
+        python = times.user + times.system + times.children_user + times.children_system
+        return cls(python, postgres_seconds(), redis_seconds(broker))
+
+    def __sub__(self, other: "CpuUse") -> "CpuUse":
+        return CpuUse(
+            self.python - other.python, self.postgres - other.postgres, self.redis - other.redis
+        )
+
+    def per_event_us(self, events: int) -> dict[str, float]:
+        parts = {"python": self.python, "postgres": self.postgres, "redis": self.redis}
+        per_event = {name: seconds / events * 1e6 for name, seconds in parts.items()}
+        return {**per_event, "total": sum(per_event.values())}
+
+
+def stat_fields(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def postgres_seconds() -> float:
+    """Every postgres process's user + system CPU, plus what the postmaster's exited children
+    (backends whose connection closed) spent: the kernel adds theirs to its own counters."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() != "postgres":
+                continue
+            fields = stat_fields(int(entry.name))
+        except OSError:  # exited meanwhile
+            continue
+        total += sum(int(n) for n in fields[11:15]) / TICKS  # utime stime cutime cstime
+    return total
+
+
+def redis_seconds(client: Any) -> float:
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
