@@ -28,6 +28,9 @@ class OutgoingJson:
 
     queue: str
     body: dict[str, Any]
+    # The AMQP message_id property, where the broker has message properties (RabbitMQ): a
+    # consumer of a body without an id of its own (a rabbitmq callback) can dedupe by it.
+    message_id: str = ""
 
 
 OutgoingMessage = OutgoingTask | OutgoingJson

@@ -339,7 +339,7 @@ class KombuPublisher:
     def _send(self, producer: Any, prepared: PreparedMessage) -> None:
         message = prepared.message
         if isinstance(message, OutgoingJson):
-            self._send_json(producer, message.queue, prepared.payload)
+            self._send_json(producer, message, prepared.payload)
             return
         self.amqp.send_task_message(
             producer,
@@ -351,19 +351,21 @@ class KombuPublisher:
             confirm_timeout=self.timeout,
         )
 
-    def _send_json(self, producer: Any, queue: str, body: str) -> None:
+    def _send_json(self, producer: Any, message: OutgoingJson, body: str) -> None:
         # Default exchange, routing key = queue name: the message lands in that durable queue.
+        properties = {"message_id": message.message_id} if message.message_id else {}
         producer.publish(
             body,
             exchange="",
-            routing_key=queue,
+            routing_key=message.queue,
             content_type="application/json",
             content_encoding="utf-8",
             delivery_mode=2,
-            declare=[self._json_queue(queue)],
+            declare=[self._json_queue(message.queue)],
             retry=False,
             timeout=self.timeout,
             confirm_timeout=self.timeout,
+            **properties,
         )
 
     def _json_queue(self, name: str) -> Queue:

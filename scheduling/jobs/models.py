@@ -60,7 +60,8 @@ class ScheduledJobRun(ScheduledEvent):
     def message_id(self) -> str:
         """The id a consumer sees: stable across republishing, new with every reschedule.
 
-        A rabbitmq callback's body is the payload alone: its consumer sees no id."""
+        A rabbitmq callback's body is the payload alone: on RabbitMQ its consumer finds the id
+        in the message's message_id property."""
         if self.job.callback.get("type") in (CallbackType.QUEUE, CallbackType.RABBITMQ):
             return f"{self.job.key}:{self.pk}:v{self.version}"
         return self.event_id
@@ -81,10 +82,16 @@ class ScheduledJobRun(ScheduledEvent):
     def to_message(self, published_at: str) -> OutgoingMessage:
         callback = self.job.callback
         if callback.get("type") == CallbackType.QUEUE:
-            return OutgoingJson(queue=callback["queue"], body=self.queue_body(published_at))
+            return OutgoingJson(
+                queue=callback["queue"],
+                body=self.queue_body(published_at),
+                message_id=self.message_id,
+            )
         if callback.get("type") == CallbackType.RABBITMQ:
             # MyCoach's contract: the message body is the payload exactly as it was sent.
-            return OutgoingJson(queue=callback["data"]["queue"], body=self.job.payload)
+            return OutgoingJson(
+                queue=callback["data"]["queue"], body=self.job.payload, message_id=self.message_id
+            )
         if callback.get("type") == CallbackType.TASK:
             return OutgoingTask(
                 task_name=callback["task"],

@@ -376,19 +376,22 @@ def sweep_queue() -> str:
     return f"jobs-mycoach-sweep-{os.environ['TEST_REDIS_PAIR']}"
 
 
-def rabbitmq_bodies(app: Celery) -> list[tuple[Any, str]]:
-    """Every message waiting in MyCoach's queue, read with kombu: (parsed body, content type)."""
+def rabbitmq_bodies(app: Celery) -> list[tuple[Any, str, str]]:
+    """Every message waiting in MyCoach's queue, read with kombu: (parsed body, content type,
+    the message_id property)."""
     bodies = []
     with app.connection_for_read() as conn:
         queue = Queue(QUEUE, durable=True)(conn.default_channel)
         while (message := queue.get(no_ack=True, accept=["json"])) is not None:
-            bodies.append((message.decode(), message.content_type or ""))
+            message_id = message.properties.get("message_id", "")
+            bodies.append((message.decode(), message.content_type or "", message_id))
     return bodies
 
 
-def redis_bodies(broker: Any) -> list[tuple[Any, str]]:
-    """Every JSON body on the Redis list of that name, oldest first."""
-    return [(json.loads(raw), "application/json") for raw in reversed(broker.lrange(QUEUE, 0, -1))]
+def redis_bodies(broker: Any) -> list[tuple[Any, str, str]]:
+    """Every JSON body on the Redis list of that name, oldest first (a list has no properties)."""
+    raws = reversed(broker.lrange(QUEUE, 0, -1))
+    return [(json.loads(raw), "application/json", "") for raw in raws]
 
 
 @pytest.fixture
@@ -432,7 +435,14 @@ def test_a_worker_sweep_publishes_the_payload_as_sent_once_per_instant(
         publisher.close()
 
     bodies = rabbitmq_bodies(sender) if rabbitmq else redis_bodies(broker)
-    assert bodies == [(PAYLOAD, "application/json")] * len(BEFORE)
+    assert [(body, kind) for body, kind, _ in bodies] == [(PAYLOAD, "application/json")] * len(
+        BEFORE
+    )
+    if rabbitmq:  # the body is the payload alone; a consumer dedupes by the message's id
+        runs = ScheduledJobRun.objects.select_related("job")
+        assert sorted(message_id for _, _, message_id in bodies) == sorted(
+            run.message_id for run in runs
+        )
     assert ScheduledJobRun.objects.filter(status=Status.DELIVERED).count() == len(BEFORE)
 
 
