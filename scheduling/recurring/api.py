@@ -189,7 +189,11 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
         next_fire = ScheduledOccurrence.objects.filter(
             schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
         ).values("due_at")[:1]
-        return RecurringSchedule.objects.annotate(next_fire_at=Subquery(next_fire)).order_by("name")
+        # The model declares next_fire_at, which save() sets: the annotation fills the same one.
+        annotated = RecurringSchedule.objects.annotate(
+            next_fire_at=Subquery(next_fire)  # type: ignore[no-redef]
+        )
+        return annotated.order_by("name")
 
     def perform_create(self, serializer: serializers.BaseSerializer[Any]) -> None:
         with as_bad_request():
@@ -205,8 +209,8 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         self.perform_create(serializer)
-        stored = self.stored(serializer)
-        return Response(self.get_serializer(stored).data, status=status.HTTP_201_CREATED)
+        # Not read back: the saved schedule is as stored, and save() set its next_fire_at.
+        return Response(serializer.data, status=status.HTTP_201_CREATED)
 
     def stored(self, serializer: serializers.BaseSerializer[Any]) -> RecurringSchedule:
         """The saved schedule as the API shows it, with its next fire time annotated."""

@@ -140,6 +140,8 @@ class RecurringSchedule(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     _loaded: dict[str, Any]
+    # The pending head's due time, as the API and the admin annotate it; save() sets it too.
+    next_fire_at: datetime | None
 
     class Meta:
         db_table = "recurring_schedule"
@@ -162,11 +164,14 @@ class RecurringSchedule(models.Model):
         """Validated, and keeps exactly one pending occurrence in step with the schedule."""
         self.clean()
         with transaction.atomic():
-            if self._state.adding:
+            if not self._state.adding:
+                self.next_fire_at = _due_at(_save_existing(self, *args, **kwargs))
+            elif self.pk is None:  # an INSERT: the schedule has no occurrence yet
                 super().save(*args, **kwargs)
-                occurrence_ensure(schedule=self)
-            else:
-                _save_existing(self, *args, **kwargs)
+                self.next_fire_at = occurrences_begin(schedule=self)
+            else:  # an explicit pk may name a stored row, which save() then updates
+                super().save(*args, **kwargs)
+                self.next_fire_at = _due_at(occurrence_ensure(schedule=self))
         self._loaded = _snapshot(self)
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
@@ -215,7 +220,13 @@ def _snapshot(schedule: RecurringSchedule) -> dict[str, Any]:
     return loaded
 
 
-def _save_existing(schedule: RecurringSchedule, *args: Any, **kwargs: Any) -> None:
+def _due_at(occurrence: ScheduledOccurrence | None) -> datetime | None:
+    return occurrence.due_at if occurrence is not None else None
+
+
+def _save_existing(
+    schedule: RecurringSchedule, *args: Any, **kwargs: Any
+) -> ScheduledOccurrence | None:
     changed = schedule.timeline_changed(VERSIONED_FIELDS)
     if changed:
         schedule.version = F("version") + 1
@@ -236,7 +247,7 @@ def _save_existing(schedule: RecurringSchedule, *args: Any, **kwargs: Any) -> No
         ScheduledOccurrence.objects.filter(schedule=schedule, manual=False).cancel(
             f"schedule changed (version {schedule.version})"
         )
-    occurrence_ensure(schedule=schedule)
+    return occurrence_ensure(schedule=schedule)
 
 
 @lru_cache(maxsize=65536)
@@ -659,12 +670,32 @@ def occurrence_ensure(*, schedule: RecurringSchedule) -> ScheduledOccurrence | N
     return pending.first()
 
 
-def _next_successors(schedule: RecurringSchedule, now: datetime) -> list[Successor]:
+def occurrences_begin(*, schedule: RecurringSchedule) -> datetime | None:
+    """A schedule inserted in this transaction: insert its first occurrences (and, fire_all
+    with a past starts_at, the missed ones) in one statement; returns the head's due time.
+
+    Nothing to read or lock first: no sweep sees the schedule before it commits, so it has no
+    occurrence yet (the reads occurrence_ensure makes cost a creation five of its queries)."""
+    if not schedule.enabled:
+        return None
+    successors = _next_successors(schedule, django_timezone.now(), new=True)
+    if not successors:
+        return None
+    insert_pending(successors)
+    return successors[-1].due_at
+
+
+def _next_successors(
+    schedule: RecurringSchedule, now: datetime, *, new: bool = False
+) -> list[Successor]:
+    """`new`: the schedule was inserted in this transaction, so it has no occurrences to read."""
     conf = recurring_settings()
     # The timeline goes on after its last fire time however that ended: delivered, expired,
     # failed, or cancelled by hand (a version change cancels with the old version).
     latest = (
-        schedule.occurrences.filter(manual=False, schedule_version=schedule.version)
+        None
+        if new
+        else schedule.occurrences.filter(manual=False, schedule_version=schedule.version)
         .exclude(status=Status.PENDING, catch_up=False)
         .order_by("-due_at")
         .first()
@@ -676,7 +707,7 @@ def _next_successors(schedule: RecurringSchedule, now: datetime) -> list[Success
     if (
         starts_before_now
         and schedule.misfire_policy == MisfirePolicy.FIRE_ALL
-        and not _ever_materialised(schedule)
+        and not _ever_materialised(schedule, new=new)
     ):
         # A new fire_all schedule catches up from its starts_at, even one in the past.
         return timeline_successors(
@@ -684,7 +715,8 @@ def _next_successors(schedule: RecurringSchedule, now: datetime) -> list[Success
         )
     # A new version starts from now (what an edit or a disabled spell left out is not sent),
     # and after the last fire of any version, which a sweep may have sent a moment ago.
-    fire = schedule.next_fire_after(max(now, _last_fire(schedule) or now))
+    last = None if new else _last_fire(schedule)
+    fire = schedule.next_fire_after(max(now, last or now))
     return [Successor(schedule.pk, schedule.version, fire, 0)] if fire is not None else []
 
 
@@ -694,10 +726,10 @@ def _last_fire(schedule: RecurringSchedule) -> datetime | None:
     return rows.values_list("due_at", flat=True).first()
 
 
-def _ever_materialised(schedule: RecurringSchedule) -> bool:
+def _ever_materialised(schedule: RecurringSchedule, *, new: bool = False) -> bool:
     # last_fired_at too: the purge may have deleted every occurrence of older versions.
     return schedule.last_fired_at is not None or (
-        schedule.occurrences.filter(manual=False).exists()
+        not new and schedule.occurrences.filter(manual=False).exists()
     )
 
 
