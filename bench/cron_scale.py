@@ -14,8 +14,9 @@ two days later.
 
 Reported: publish lateness (the message's published_at minus its scheduled_for, every message
 read back from Redis), the creations' latency (from the instant each request was due to start,
-so a slow answer delays the next and is counted), table and index sizes, the WAL written, and
-the CPU the sweeping worker and PostgreSQL spent per occurrence.
+so a slow answer delays the next and is counted) with each spell of creations later than a
+second and the UTC instant it began (to line it up with PostgreSQL's log), table and index
+sizes, the WAL written, and the CPU the sweeping worker and PostgreSQL spent per occurrence.
 """
 
 import os
@@ -61,7 +62,30 @@ class Sizes:
 class Creations:
     latencies: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    # (the instant the request was due, by the wall clock; its latency): to line a stall up
+    # with PostgreSQL's log.
+    timeline: list[tuple[float, float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+STALL = 1.0  # seconds: a creation this late belongs to a stall
+
+
+def stalls(timeline: list[tuple[float, float]]) -> list[tuple[float, float, int]]:
+    """Spells of creations later than STALL, as (first due instant, worst latency, count):
+    requests due within STALL of each other belong to the same spell."""
+    spells: list[tuple[float, float, int]] = []
+    last_due = float("-inf")
+    for due, latency in sorted(timeline):
+        if latency < STALL:
+            continue
+        if spells and due - last_due <= STALL:
+            first, worst, count = spells[-1]
+            spells[-1] = (first, max(worst, latency), count + 1)
+        else:
+            spells.append((due, latency, 1))
+        last_due = due
+    return spells
 
 
 def load_schedules(sizes: Sizes) -> float:
@@ -217,6 +241,7 @@ def create_schedules(sizes: Sizes, token: str, start: datetime, results: Creatio
     total = sizes.creates_per_minute * sizes.seconds // 60
     interval = 60 / sizes.creates_per_minute
     begin = time.monotonic() + max(0.0, (start - datetime.now(UTC)).total_seconds())
+    wall = time.time() - time.monotonic()  # monotonic instant + wall = wall-clock instant
     # Daily at a minute half a day from the run's window: created, never due during it.
     hour = (start.hour + 12) % 24
 
@@ -246,8 +271,10 @@ def create_schedules(sizes: Sizes, token: str, start: datetime, results: Creatio
                 status, answer = 0, str(exc).encode()
             finally:
                 conn.close()
+            latency = time.monotonic() - intended
             with results.lock:
-                results.latencies.append(time.monotonic() - intended)
+                results.latencies.append(latency)
+                results.timeline.append((wall + intended, latency))
                 if status != 201:
                     results.failures.append(f"{status} {answer[:200]!r}")
 
@@ -302,6 +329,11 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
             process.wait(60)
     if creations.failures:
         print(f"  {len(creations.failures)} creations failed, e.g. {creations.failures[0]}")
+    for due, worst, count in stalls(creations.timeline):
+        at = datetime.fromtimestamp(due, UTC).strftime("%H:%M:%S.%f")[:-5]
+        print(
+            f"  stall: {count} creations due from {at} UTC later than {STALL:g} s, worst {worst:.1f} s"
+        )
     latencies = sorted(creations.latencies)
     asked = sizes.creates_per_minute * sizes.seconds // 60
     return {
@@ -313,6 +345,7 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
         "create_failures": len(creations.failures),
         "create_p50": percentile(latencies, 0.50),
         "create_p99": percentile(latencies, 0.99),
+        "create_max": latencies[-1] if latencies else float("nan"),
     }
 
 
@@ -356,6 +389,7 @@ def run_cron_scale(sizes: Sizes) -> None:
     record("cron_scale", "creations not sent (client behind)", figures["not_sent"], "requests")
     record("cron_scale", "creation latency p50", figures["create_p50"] * 1000, "ms")
     record("cron_scale", "creation latency p99", figures["create_p99"] * 1000, "ms")
+    record("cron_scale", "creation latency max", figures["create_max"] * 1000, "ms")
     for name, value in sizes_of_tables().items():
         unit = "rows" if name.endswith("rows") else "MiB"
         record("cron_scale", name, value / (1 if unit == "rows" else 2**20), unit)
