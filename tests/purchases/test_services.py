@@ -27,6 +27,25 @@ RELEASE_DAY = datetime(2030, 3, 1, 9, 0, tzinfo=UTC)
 SINGLE_DAY = datetime(2030, 2, 1, 9, 0, tzinfo=UTC)
 
 
+def waiting_for_this_transaction(call):
+    """Runs `call` on a thread of its own and checks a second later that it waits (for the
+    caller's open transaction); the list returned holds its result once the caller commits."""
+    result = []
+
+    def run():
+        try:
+            result.append(call())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=1)
+    assert thread.is_alive(), "it did not wait for the open transaction"
+    transaction.on_commit(lambda: thread.join(timeout=10))
+    return result
+
+
 def rows_of(purchase):
     return {row.track_id: row for row in purchase.scheduled.all()}
 
@@ -222,21 +241,12 @@ def test_a_refund_in_progress_holds_a_track_move_so_no_row_is_left_pending():
     release = ReleaseFactory(release_date=RELEASE_DAY)
     track = TrackFactory(release=release)
     purchase = purchase_create(customer=CustomerFactory(), release=release)
-    moved = []
 
-    def move_track():
-        try:
-            moved.append(track_move(track=track, release_date=SINGLE_DAY))
-        finally:
-            connection.close()
-
-    mover = threading.Thread(target=move_track)
     with transaction.atomic():
         purchase_refund(purchase=purchase)
-        mover.start()
-        mover.join(timeout=1)
-        assert mover.is_alive()  # waiting for the refund to commit
-    mover.join(timeout=10)
+        moved = waiting_for_this_transaction(
+            lambda: track_move(track=track, release_date=SINGLE_DAY)
+        )
 
     assert moved == [0]
     assert not purchase.scheduled.pending().exists()
@@ -287,21 +297,12 @@ def test_a_sale_waiting_for_a_track_move_schedules_the_track_as_moved():
     release = ReleaseFactory(release_date=RELEASE_DAY)
     track = TrackFactory(release=release)
     customer = CustomerFactory()
-    sold = []
 
-    def sell():
-        try:
-            sold.append(purchase_create(customer=customer, release=release))
-        finally:
-            connection.close()
-
-    seller = threading.Thread(target=sell)
     with transaction.atomic():
         track_move(track=track, release_date=SINGLE_DAY)
-        seller.start()
-        seller.join(timeout=1)
-        assert seller.is_alive()  # waiting for the move to commit
-    seller.join(timeout=10)
+        sold = waiting_for_this_transaction(
+            lambda: purchase_create(customer=customer, release=release)
+        )
 
     rows = rows_of(sold[0])
     assert set(rows) == {None, track.pk}
