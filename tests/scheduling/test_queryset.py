@@ -1,6 +1,8 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from scheduling.models import ScheduledEvent
@@ -213,3 +215,47 @@ def test_reschedule_refuses_a_time_out_of_range():
     ScheduledPingFactory(due_at=FUTURE)
     with pytest.raises(ValueError, match="out of range"):
         ScheduledPing.objects.reschedule(datetime(1969, 12, 31, tzinfo=UTC))
+
+
+def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_whole():
+    from scheduling.models import STORABLE_FROM
+
+    edge = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=STORABLE_FROM)
+    mine = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    selection = ScheduledPing.objects.filter(ping__group="artist-1")
+
+    with pytest.raises(ValueError, match="out of range: enter one in the years 1970 to 9000"):
+        selection.shift(timedelta(seconds=-1))
+
+    assert reload(edge).due_at == STORABLE_FROM
+    assert reload(mine).due_at == FUTURE
+    assert selection.shift(timedelta(hours=1)) == 2  # the transaction is still usable
+
+
+def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join():
+    # The rows are found once, as an array, and the UPDATE walks the primary key through it;
+    # `id IN (SELECT ...)` would be planned as a join of the table to itself (benchmarks.md).
+    row = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    selection = ScheduledPing.objects.filter(ping__group="artist-1").order_by("-due_at")
+
+    with CaptureQueriesContext(connection) as queries:
+        assert selection.shift(timedelta(days=1)) == 1
+
+    (update,) = [query["sql"] for query in queries if query["sql"].startswith("UPDATE")]
+    assert '"id" = ANY(ARRAY(SELECT U0."id"' in update
+    assert " IN (SELECT" not in update
+    assert "ORDER BY" not in update  # the selection's order would only cost a sort
+    assert reload(row).due_at == FUTURE + timedelta(days=1)
+
+
+def test_an_update_behind_a_sliced_join_moves_only_the_slice_in_its_order():
+    first, last = (
+        ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE + timedelta(hours=n))
+        for n in (1, 2)
+    )
+    latest = ScheduledPing.objects.filter(ping__group="artist-1").order_by("-due_at")[:1]
+
+    assert latest.shift(timedelta(days=1)) == 1
+
+    assert reload(first).due_at == FUTURE + timedelta(hours=1)
+    assert reload(last).due_at == FUTURE + timedelta(days=1, hours=2)
