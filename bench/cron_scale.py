@@ -35,6 +35,7 @@ from django.db import connection
 
 from bench.anchors import record_against
 from bench.common import broker, record, sql, vacuum
+from bench.cpu import TICKS, stat_fields
 from bench.create import PORT, api_token, start_server
 
 QUEUE = "bench-cron"
@@ -200,14 +201,13 @@ def wal_lsn() -> int:
 
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU of these processes and their live children, from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in set(pids) | {child for parent in pids for child in children(parent)}:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = stat_fields(pid)
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / ticks
+        total += (int(fields[11]) + int(fields[12])) / TICKS
     return total
 
 
@@ -220,12 +220,11 @@ def children(pid: int) -> list[int]:
 
 
 def machine_cpu_seconds() -> float:
-    """Busy CPU seconds of the whole machine since boot, from /proc/stat. PostgreSQL's own
-    share cannot be read per process: persistent connections are closed after
-    CONN_MAX_AGE, and an exited backend's CPU is gone from /proc."""
+    """Busy CPU seconds of the whole machine since boot, from /proc/stat: everything the run
+    starts (web, beat, worker, PostgreSQL, Redis) at once. bench/cpu.py splits it by part."""
     fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle and iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    return (sum(fields[:8]) - idle) / TICKS
 
 
 def start_celery(hold: float, *args: str) -> subprocess.Popen[bytes]:
