@@ -337,8 +337,8 @@ class ScheduledEvent(models.Model):
 def _pending_due_index(model: type[ScheduledEvent]) -> models.Index:
     # Serves the sweep's claim: WHERE status = 'pending' AND due_at <= now() ORDER BY due_at, pk.
     # Only pending rows are in it, so its size follows the backlog, not the table's history.
-    # The pk column gives the claim its order outright: on due_at alone, 100k rows due in the
-    # same second would be sorted again by every claim.
+    # The pk column gives the claim its order outright: on due_at alone, a burst of rows due in
+    # the same second would be sorted again by every claim (docs/benchmarks.md).
     fields = ["due_at", model._meta.pk.name]
     index = models.Index(
         fields=fields, condition=Q(status=Status.PENDING.value), name="pending_due"
@@ -370,7 +370,7 @@ def _failed_index(model: type[ScheduledEvent]) -> models.Index:
 
 
 @receiver(class_prepared)
-def add_pending_due_index(sender: type[models.Model], **kwargs: Any) -> None:
+def add_due_range_check_and_indexes(sender: type[models.Model], **kwargs: Any) -> None:
     # The index name must be short and unique per table, which "%(class)s" names cannot promise
     # (30 characters at most), so each concrete subclass gets a hashed name once it is prepared.
     if not issubclass(sender, ScheduledEvent) or sender._meta.abstract:

@@ -14,18 +14,18 @@ gaps left by earlier purges cost nothing), and deletes the done ones among them.
 examines and deletes at most that many rows whatever the table's size, and a sweep or a handler
 never waits for it (SKIP LOCKED), nor it for them.
 
-Measured on 2M rows, 10% of them done (bench/purge.py has the 10M-row figures): windows of
-1,000 / 5,000 / 20,000 rows took 2.6 / 1.5 / 1.5 s (a batch 1.2 / 3.6 / 14 ms); with 90% done,
-1,000-row windows were the fastest. Walking the done rows themselves (`pk > last AND done ORDER
-BY pk LIMIT n`) was as fast on evenly spread rows, but one batch scans without bound where done
-rows are rare. One DELETE took 0.9 s: fastest, as one long transaction holding every row.
+Larger windows than the default 1,000 rows walked a table with few done rows faster, and were
+slower where most rows were done; a batch stays short either way (docs/benchmarks.md,
+"Retention"). Walking the done rows themselves (`pk > last AND done ORDER BY pk LIMIT n`) was as fast on evenly spread
+rows, but one batch scans without bound where done rows are rare. One DELETE is the fastest,
+but as one long transaction holding every row.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -36,6 +36,7 @@ from django.db import connection, transaction
 from django.db.models import Model, signals
 
 from scheduling.conf import scheduling_settings
+from scheduling.extensions import extensions
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import scheduled_models
 from scheduling.sweep import database_now
@@ -44,8 +45,8 @@ log = logging.getLogger(__name__)
 
 # Seconds the hourly task keeps starting batches. It holds a worker slot of the sweeps' queue
 # meanwhile, so it stays well under SCHEDULING_HEALTH_MAX_LATENESS: on a one-process worker the
-# sweeps wait for it. The next run resumes where it stopped. Enough to examine 8M+ rows an hour
-# (measured: 280k to 550k rows a second on a 10M-row table, 1,000-row batches).
+# sweeps wait for it. The next run resumes where it stopped. Enough to examine millions of rows
+# an hour (docs/benchmarks.md, "Retention", has the rate).
 PURGE_TIME_BUDGET = 30.0
 RESUME_TTL = 7 * 24 * 3600  # seconds a resume point is kept in the cache
 
@@ -84,7 +85,7 @@ def cutoffs(now: datetime | None = None) -> Cutoffs:
 def done_condition(model: type[Model]) -> str:
     """SQL over the alias `t`: the row is done and past its retention (and not kept)."""
     if not issubclass(model, ScheduledEvent):
-        return ALSO_PURGED[model._meta.label](model)
+        return extensions.purged[model._meta.label](model)
     finished = "t.handled_at" if model.get_awaits_handling() else "t.delivered_at"
     # updated_at stands in for a cancelled row written without cancelled_at (an import, raw
     # SQL): every cancel of the framework sets both, and such a row must not stay forever.
@@ -95,74 +96,21 @@ def done_condition(model: type[Model]) -> str:
         f" OR t.status IN ('{Status.FAILED.value}', '{Status.EXPIRED.value}')"
         " AND t.updated_at < %(failed_before)s)"
     )
-    kept = KEPT.get(model._meta.label)
+    kept = extensions.kept.get(model._meta.label)
     return condition if kept is None else f"{condition} AND NOT ({kept(model)})"
 
 
-def latest_fire(model: type[ScheduledEvent]) -> str:
-    """An occurrence a schedule's timeline goes on from (scheduling.recurring)."""
-    # _next_occurrence() continues a schedule from its newest non-pending, non-manual
-    # occurrence of the current version, however it ended. Without it, a schedule found with
-    # no pending occurrence (enabled again, repaired, edited while a sweep skipped it) would
-    # restart from now: fire_all would lose the fire times missed in between. So that one row
-    # per schedule stays, however old; older ones, other versions and manual triggers go.
-    table = connection.ops.quote_name(model._meta.db_table)
-    meta: Any = model._meta
-    schedules = connection.ops.quote_name(meta.get_field("schedule").related_model._meta.db_table)
-    return f"""
-        NOT t.manual
-        AND t.schedule_version = (SELECT s.version FROM {schedules} s WHERE s.id = t.schedule_id)
-        AND NOT EXISTS (
-            SELECT 1 FROM {table} newer
-            WHERE newer.schedule_id = t.schedule_id AND NOT newer.manual
-            AND newer.schedule_version = t.schedule_version
-            AND newer.status <> '{Status.PENDING.value}'
-            AND (newer.due_at, newer.id) > (t.due_at, t.id)
-        )"""
-
-
-# Rows a model needs however old, by model label: an SQL condition over the alias `t`.
-# Keyed jobs keep nothing. job_put() does not schedule again an instant whose run was delivered,
-# so a retried PUT publishes nothing twice; it knows that from the runs, so once a delivered
-# run is purged, a PUT naming that instant again schedules it anew and, being in the past, it
-# is delivered at once. That memory lasts SCHEDULING_KEEP_DONE_DAYS (7 days by default): far
-# beyond any retry of a request, and a client sending instants more than a week old is sending
-# a new request. Keeping every delivered run instead would let the table grow without end, so
-# a host whose clients replay old instants raises the retention.
-KEPT: dict[str, Callable[[type[ScheduledEvent]], str]] = {
-    "scheduling_recurring.ScheduledOccurrence": latest_fire,
-}
-
-
-def job_left_alone(model: type[Model]) -> str:
-    """A keyed job none of whose runs is left, unchanged for the done retention."""
-    meta: Any = model._meta
-    runs = connection.ops.quote_name(meta.get_field("runs").related_model._meta.db_table)
-    return (
-        "t.updated_at < %(done_before)s"
-        f" AND NOT EXISTS (SELECT 1 FROM {runs} r WHERE r.job_id = t.id)"
-    )
-
-
 def older_than_done_retention(model: type[Model]) -> str:
-    """A record last written longer ago than SCHEDULING_KEEP_DONE_DAYS."""
+    """A record last written longer ago than SCHEDULING_KEEP_DONE_DAYS: a purge rule for
+    `extensions.also_purge()`, e.g. for records a handler writes."""
     return "t.updated_at < %(done_before)s"
 
 
-# Other models the purge keeps bounded, by label: an SQL condition over the alias `t` for a row
-# done with. An app adds its own in AppConfig.ready() (e.g. older_than_done_retention for
-# records its handlers write, as trainings does for push results). A keyed job goes once its
-# runs have been purged and nobody has written it for SCHEDULING_KEEP_DONE_DAYS; a PUT of its
-# key after that creates it anew. Every write of a job saves it (updated_at), and the purge
-# locks the job (SKIP LOCKED), so a PUT adding runs either commits first, and the job no longer
-# matches when locked, or waits and then creates the job again.
-ALSO_PURGED: dict[str, Callable[[type[Model]], str]] = {"scheduling_jobs.Job": job_left_alone}
-
-
 def purged_models() -> list[type[Model]]:
-    """Every scheduled model, then the installed ALSO_PURGED, in the order a purge walks them."""
+    """Every scheduled model, then those registered with `extensions.also_purge()` that are
+    installed, in the order a purge walks them."""
     installed = {model._meta.label: model for model in apps.get_models()}
-    others = [installed[label] for label in ALSO_PURGED if label in installed]
+    others = [installed[label] for label in extensions.purged if label in installed]
     return [*scheduled_models(), *others]
 
 

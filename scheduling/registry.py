@@ -6,6 +6,7 @@ from celery.schedules import crontab
 from django.apps import apps
 
 from scheduling.conf import scheduling_settings
+from scheduling.extensions import extensions
 from scheduling.models import ScheduledEvent
 
 
@@ -17,18 +18,12 @@ def scheduled_models() -> list[type[ScheduledEvent]]:
     ]
 
 
-# Labels of the built-in kinds before they became apps of their own: a message published by
-# the earlier layout (still queued, or from a sweeper not yet upgraded) names its model so.
-FORMER_LABELS = {
-    "scheduling.scheduledoccurrence": "scheduling_recurring.scheduledoccurrence",
-    "scheduling.scheduledjobrun": "scheduling_jobs.scheduledjobrun",
-}
-
-
 def get_scheduled_model(label: str) -> type[ScheduledEvent]:
-    """Accepts "app_label.ModelName" (any case)."""
+    """Accepts "app_label.ModelName" (any case), or a label an app registered as its model's
+    former one (`extensions.former_label()`): a message published by an earlier layout, still
+    queued or from a sweeper not yet upgraded, names its model so."""
     try:
-        model = apps.get_model(FORMER_LABELS.get(label.lower(), label))
+        model = apps.get_model(extensions.former_labels.get(label.lower(), label))
     except (LookupError, ValueError):
         model = None
     if model is None or not issubclass(model, ScheduledEvent):

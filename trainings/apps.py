@@ -6,9 +6,10 @@ class TrainingsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from scheduling.purge import ALSO_PURGED, older_than_done_retention
+        from scheduling.extensions import extensions
+        from scheduling.purge import older_than_done_retention
         from trainings.push import get_push_backend
 
         get_push_backend()  # a mistyped TRAININGS_PUSH_BACKEND fails at start, not at send
         # A push's outcome matters while its event may still be retried: days, not forever.
-        ALSO_PURGED["trainings.PushResult"] = older_than_done_retention
+        extensions.also_purge(self.get_model("PushResult"), older_than_done_retention)

@@ -20,7 +20,6 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.template import engines
 from django.template.response import TemplateResponse
 
 from scheduling.forms import AwareDateTimeFormField
@@ -32,30 +31,6 @@ from scheduling.models import (
     storable_utc,
 )
 from scheduling.parsing import parse_shift
-
-ACTION_FORM_TEMPLATE = """{% extends "admin/base_site.html" %}
-{% load i18n admin_urls %}
-{% block bodyclass %}{{ block.super }} app-{{ opts.app_label }} model-{{ opts.model_name }}{% endblock %}
-{% block breadcrumbs %}<div class="breadcrumbs">
-<a href="{% url 'admin:index' %}">{% translate 'Home' %}</a>
-&rsaquo; <a href="{% url opts|admin_urlname:'changelist' %}">{{ opts.verbose_name_plural|capfirst }}</a>
-&rsaquo; {{ title }}</div>{% endblock %}
-{% block content %}
-<p>{{ selection }} Only pending rows change.</p>
-<form method="post">{% csrf_token %}
-{% for pk in selected %}<input type="hidden" name="{{ checkbox_name }}" value="{{ pk }}">{% endfor %}
-<input type="hidden" name="select_across" value="{{ select_across }}">
-<input type="hidden" name="action" value="{{ action }}">
-<fieldset class="module aligned">{% for field in form %}
-<div class="form-row">{{ field.errors }}{{ field.label_tag }} {{ field }}
-{% if field.help_text %}<div class="help">{{ field.help_text }}</div>{% endif %}</div>
-{% endfor %}</fieldset>
-<div class="submit-row"><input type="submit" name="apply" value="{{ title }}" class="default">
-<a href="{% url opts|admin_urlname:'changelist' %}" class="button cancel-link">{% translate 'Cancel' %}</a></div>
-</form>
-{% endblock %}
-"""
-
 
 ACTION_TITLES = {"reschedule_rows": "Reschedule", "shift_rows": "Shift"}
 
@@ -146,7 +121,7 @@ class ScheduledEventAdmin(admin.ModelAdmin):
     change_list_template = "admin/scheduling/change_list.html"
     readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS
     actions = ("cancel_rows", "reschedule_rows", "shift_rows", "deliver_now", "retry_rows")
-    action_form_template = engines["django"].from_string(ACTION_FORM_TEMPLATE)
+    action_form_template = "admin/scheduling/action_form.html"  # reschedule, shift
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # rows are created by the domain's services, with their entity

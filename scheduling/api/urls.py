@@ -1,23 +1,32 @@
 """`path("api/scheduling/", include("scheduling.api.urls"))`: every scheduled model's list and
-bulk actions at `events/<app_label>/<model_name>/`, and the optional apps' endpoints, for those
-of them the host installed."""
+bulk actions at `events/<app_label>/<model_name>/`, and the routes installed apps registered
+with `scheduling.extensions` (the optional apps' `jobs/` and `schedules/`)."""
 
-from django.apps import apps
+from typing import Any
+
+from django.utils.module_loading import import_string
 from rest_framework.routers import DefaultRouter
 
 from scheduling.api.generic import route_for, viewset_for
+from scheduling.extensions import Route, extensions
 from scheduling.registry import scheduled_models
 
-router = DefaultRouter()
-for model in scheduled_models():
-    router.register(route_for(model), viewset_for(model), basename=route_for(model))
-if apps.is_installed("scheduling.jobs"):
-    from scheduling.jobs.api import JobViewSet
 
-    router.register("jobs", JobViewSet, basename="job")
-if apps.is_installed("scheduling.recurring"):
-    from scheduling.recurring.api import ScheduleViewSet
+def registered_viewset(route: Route) -> Any:
+    """A route's viewset, imported now: a dotted path, or what its callable returns."""
+    if isinstance(route.viewset, str):
+        return import_string(route.viewset)
+    return route.viewset()
 
-    router.register("schedules", ScheduleViewSet, basename="schedule")
 
+def build_router() -> DefaultRouter:
+    router = DefaultRouter()
+    for model in scheduled_models():
+        router.register(route_for(model), viewset_for(model), basename=route_for(model))
+    for route in extensions.routes.values():
+        router.register(route.prefix, registered_viewset(route), basename=route.basename)
+    return router
+
+
+router = build_router()
 urlpatterns = router.urls

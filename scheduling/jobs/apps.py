@@ -8,3 +8,13 @@ class JobsConfig(AppConfig):
     label = "scheduling_jobs"  # a host's own "jobs" app keeps its label
     verbose_name = "Scheduling: keyed jobs"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from scheduling.extensions import extensions
+        from scheduling.jobs.models import Job, ScheduledJobRun
+        from scheduling.jobs.purge import job_left_alone
+
+        extensions.also_purge(Job, job_left_alone)
+        extensions.add_route("jobs", "scheduling.jobs.api.JobViewSet", basename="job")
+        # Job runs were a model of the `scheduling` app before this app had its own.
+        extensions.former_label("scheduling.scheduledjobrun", ScheduledJobRun)

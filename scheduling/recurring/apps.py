@@ -8,3 +8,15 @@ class RecurringConfig(AppConfig):
     label = "scheduling_recurring"
     verbose_name = "Scheduling: recurring schedules"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from scheduling.extensions import extensions
+        from scheduling.recurring.models import ScheduledOccurrence
+        from scheduling.recurring.purge import latest_fire
+
+        extensions.keep(ScheduledOccurrence, latest_fire)
+        extensions.add_route(
+            "schedules", "scheduling.recurring.api.ScheduleViewSet", basename="schedule"
+        )
+        # Occurrences were a model of the `scheduling` app before this app had its own.
+        extensions.former_label("scheduling.scheduledoccurrence", ScheduledOccurrence)

@@ -11,8 +11,8 @@ class Command(BaseCommand):
     help = (
         "Delete done rows older than their retention: handled, cancelled and (without a handler)"
         " delivered after SCHEDULING_KEEP_DONE_DAYS, failed and expired after"
-        " SCHEDULING_KEEP_FAILED_DAYS. Never a pending row, nor one awaiting its handler. Keyed"
-        " jobs without runs left go after SCHEDULING_KEEP_DONE_DAYS unchanged."
+        " SCHEDULING_KEEP_FAILED_DAYS. Never a pending row, nor one awaiting its handler. Models"
+        " that apps registered for the purge (keyed jobs, for one) go by their own rules."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

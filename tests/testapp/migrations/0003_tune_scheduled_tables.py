@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from scheduling.operations import TuneScheduledTable
+from scheduling.migration_operations import TuneScheduledTable
 
 
 class Migration(migrations.Migration):

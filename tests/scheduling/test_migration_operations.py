@@ -1,7 +1,7 @@
 import pytest
 from django.db import connection
 
-from scheduling.operations import AUTOVACUUM
+from scheduling.migration_operations import AUTOVACUUM
 
 pytestmark = pytest.mark.django_db
 
