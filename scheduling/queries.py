@@ -44,8 +44,8 @@ CONFIGURE_SWEEP_TRANSACTION = (
     " statement_timestamp()"
 )
 
-# One array parameter instead of the ORM's `IN (%s, ... x1000)`, which psycopg would
-# interpolate client-side for every batch.
+# One array parameter instead of the ORM's `IN (%s, %s, ...)`, a placeholder a row, which
+# psycopg would interpolate client-side for every batch.
 MARK_DELIVERED = (
     "UPDATE {table} SET status = %s, delivered_at = statement_timestamp(),"
     " attempts = attempts + 1, last_error = '', updated_at = statement_timestamp()"

@@ -125,7 +125,7 @@ def sweep(
     started = time.monotonic()
     publisher = publisher or shared_publisher(conf.publish_timeout)
     drain = drain_for(model, now=now, conf=conf, lock=lock, publisher=publisher)
-    drain.chase = hold_until is None
+    drain.chase = hold_until is None  # a holding sweep leaves rows falling due to its next wake
     try:
         if model.get_awaits_handling():
             result.requeued, result.failed = requeue_unhandled(model, conf=conf, now=now)
