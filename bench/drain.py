@@ -23,9 +23,11 @@ from django.db import connections, transaction
 from bench.common import broker, record, sql, timed, vacuum
 from bench.cpu import CpuUse
 from purchases.models import ScheduledPurchase
+from scheduling.clock import database_now
+from scheduling.messages import OutgoingTask
 from scheduling.models import Status, iso_utc
-from scheduling.publishing import OutgoingTask
-from scheduling.sweep import claim_due, database_now, mark_delivered, sweep
+from scheduling.queries import mark_delivered
+from scheduling.sweep import claim_due, sweep
 
 BATCH = 1000
 SAMPLE = 200

@@ -30,7 +30,7 @@ def make_schedules(count: int, *, task: bool) -> datetime:
     """`count` every-minute schedules, each with its occurrence due at the start of the
     current minute (SQL, fast); returns that minute."""
     from bench.common import sql, vacuum
-    from scheduling.sweep import database_now
+    from scheduling.clock import database_now
 
     minute = database_now().replace(second=0, microsecond=0)
 

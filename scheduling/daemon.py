@@ -23,7 +23,8 @@ from django.db.models import Model
 
 from scheduling.models import ScheduledEvent
 from scheduling.purge import PURGE_TIME_BUDGET, purge_all, purged_models
-from scheduling.sweep import SweepResult, sweep
+from scheduling.results import SweepResult
+from scheduling.sweep import sweep
 
 log = logging.getLogger(__name__)
 

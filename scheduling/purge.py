@@ -35,11 +35,11 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Model, signals
 
+from scheduling.clock import database_now
 from scheduling.conf import scheduling_settings
 from scheduling.extensions import extensions
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import scheduled_models
-from scheduling.sweep import database_now
 
 log = logging.getLogger(__name__)
 

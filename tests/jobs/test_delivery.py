@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.models import iso_utc
-from scheduling.publishing import KombuPublisher
+from scheduling.publishing.kombu_producer import KombuPublisher
 from scheduling.sweep import sweep
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import queued_messages, wait_for

@@ -27,7 +27,8 @@ from scheduling.conf import scheduling_settings
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
 from scheduling.models import iso_utc
-from scheduling.publishing import KombuPublisher, make_publisher
+from scheduling.publishing import make_publisher
+from scheduling.publishing.kombu_producer import KombuPublisher
 from scheduling.sweep import sweep
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import start_worker, stop_process, wait_for

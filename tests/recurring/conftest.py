@@ -7,7 +7,8 @@ from typing import Any
 import time_machine
 
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
-from scheduling.sweep import SweepResult, sweep
+from scheduling.results import SweepResult
+from scheduling.sweep import sweep
 from tests.conftest import CURRENT_TIME
 
 NAMES = itertools.count()

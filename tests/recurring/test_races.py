@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 
-from scheduling.publishing import OutgoingMessage, PreparedMessage, make_publisher
+from scheduling.messages import OutgoingMessage
+from scheduling.publishing import PreparedMessage, make_publisher
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, occurrence_skip
 from scheduling.sweep import sweep
 from tests.conftest import wait_for

@@ -8,7 +8,7 @@ import pytest
 from celery import current_app
 
 from scheduling.models import ScheduledEvent
-from scheduling.publishing import RedisBatchPublisher
+from scheduling.publishing.redis_batch import RedisBatchPublisher
 from scheduling.sweep import sweep
 from tests.conftest import queued_task_ids
 from tests.factories import make_due_pings

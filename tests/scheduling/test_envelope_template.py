@@ -7,12 +7,8 @@ import orjson
 import pytest
 from celery import current_app
 
-from scheduling.publishing import (
-    EnvelopeTemplate,
-    OutgoingTask,
-    TaskMessageShape,
-    redis_envelope,
-)
+from scheduling.messages import OutgoingTask
+from scheduling.publishing.envelope import EnvelopeTemplate, TaskMessageShape, redis_envelope
 
 ORIGIN = "scheduling@test-host"
 

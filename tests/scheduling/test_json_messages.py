@@ -9,7 +9,8 @@ import pytest
 from celery import Celery
 from django.utils import timezone
 
-from scheduling.publishing import KombuPublisher, OutgoingJson
+from scheduling.messages import OutgoingJson
+from scheduling.publishing.kombu_producer import KombuPublisher
 from scheduling.sweep import sweep
 from tests.amqp import AMQP_URL, amqp_app
 from tests.testapp.models import Ping, ScheduledNotice
@@ -59,7 +60,7 @@ def test_a_json_row_goes_to_a_durable_rabbitmq_queue_as_a_persistent_json_messag
 
 
 def test_the_json_body_is_compact_and_verbatim():
-    from scheduling.publishing import json_body
+    from scheduling.publishing.base import json_body
 
     assert json_body(OutgoingJson(queue="q", body={"a": [1, "x"]})) == '{"a":[1,"x"]}'
 

@@ -4,7 +4,9 @@
 import pytest
 from celery import current_app
 
-from scheduling.publishing import OutgoingTask, TaskMessageShape, dumps, task_message
+from scheduling.messages import OutgoingTask, dumps
+from scheduling.publishing.base import task_message
+from scheduling.publishing.envelope import TaskMessageShape
 
 ORIGIN = "scheduling@test-host"
 

@@ -17,13 +17,13 @@ from django.db import connection
 from django.db.models.signals import post_delete
 from django.test import override_settings
 
+from scheduling.clock import database_now
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
 from scheduling.models import ScheduledEvent
 from scheduling.purge import PURGE_TIME_BUDGET, purge_all, purge_model, remember, resume_point
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, _next_successors
 from scheduling.registry import beat_schedule
-from scheduling.sweep import database_now
 from scheduling.tasks import purge_task
 from tests.conftest import CURRENT_TIME
 from tests.factories import PingFactory

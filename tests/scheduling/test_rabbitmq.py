@@ -3,7 +3,8 @@
 import pytest
 from celery import Celery
 
-from scheduling.publishing import KombuPublisher, make_publisher
+from scheduling.publishing import make_publisher
+from scheduling.publishing.kombu_producer import KombuPublisher
 from scheduling.sweep import sweep
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import start_worker, stop_process, wait_for

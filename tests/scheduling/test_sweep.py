@@ -9,8 +9,9 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
 
+from scheduling.clock import database_now
 from scheduling.models import ScheduledEvent
-from scheduling.sweep import claim_due, database_now, sweep
+from scheduling.sweep import claim_due, sweep
 from tests.conftest import queued_messages, queued_task_ids
 from tests.factories import PingFactory, ScheduledPingFactory, make_due_pings
 from tests.testapp.models import ScheduledPing

@@ -5,8 +5,9 @@ import threading
 
 import pytest
 
+from scheduling.hold import hold_nap
 from scheduling.locks import sweep_lock
-from scheduling.sweep import hold_nap, sweep
+from scheduling.sweep import sweep
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import ScheduledPing
 

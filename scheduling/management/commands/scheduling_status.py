@@ -5,9 +5,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db.models import Min
 
+from scheduling.clock import database_now
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import scheduled_models
-from scheduling.sweep import database_now
 
 
 def model_status(model: type[ScheduledEvent], now: datetime) -> dict[str, Any]:

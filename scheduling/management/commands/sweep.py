@@ -8,7 +8,8 @@ from scheduling.conf import scheduling_settings
 from scheduling.daemon import Daemon
 from scheduling.models import ScheduledEvent
 from scheduling.registry import get_scheduled_model, scheduled_models
-from scheduling.sweep import SweepResult, sweep
+from scheduling.results import SweepResult
+from scheduling.sweep import sweep
 
 
 class Command(BaseCommand):

@@ -1,0 +1,14 @@
+"""The database's clock: what "now" means for due times, read where the rows are written."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from scheduling.queries import database_clock
+
+
+def database_now() -> datetime:
+    value = database_clock()
+    if isinstance(value, str):  # SQLite, in the embedded mode: UTC text
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return value

@@ -1,0 +1,146 @@
+"""Draining what is due: batch after batch within the sweep's time budget, and behind a backlog
+on a second connection as well, so that one batch's claim overlaps the other's publishing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+
+from django.db import connection
+
+from scheduling.locks import SweepLock
+from scheduling.models import ScheduledEvent
+from scheduling.publishing import Publisher
+from scheduling.publishing.redis_batch import RedisBatchPublisher
+from scheduling.queries import has_due_rows
+from scheduling.results import BatchResult, SweepResult
+
+
+class Next(Enum):
+    """What a sweep does after a batch."""
+
+    CLAIM_AGAIN = "claim again"  # the batch was full, or more rows are due already
+    DRAINED = "drained"  # nothing else is due
+    STOPPED = "stopped"  # an error, the time budget, the lost lock or the other connection
+
+
+@dataclass
+class Drain:
+    model: type[ScheduledEvent]
+    now: datetime | None
+    batch_size: int
+    lock: SweepLock
+    batch: Callable[[], BatchResult]  # one transaction: claim, publish, mark
+    overlap: bool  # a second connection claims and publishes too behind a full batch
+    guard: threading.Lock = field(default_factory=threading.Lock)  # the result's sums
+    # After a short batch, claim again at once if more rows are due by then. A holding sweep
+    # leaves them to its next wake instead, a few milliseconds later, rather than spinning.
+    chase: bool = True
+
+    def drain_due(self, result: SweepResult, deadline: float) -> bool:
+        """Deliver everything due now; False when stopped early (error, budget, lost lock)."""
+        while has_due_rows(self.model, self.now):
+            step = self.next_batch(result, deadline)
+            if step is not Next.CLAIM_AGAIN:
+                return step is Next.DRAINED
+            if not self.overlap:
+                return self.drain_loop(result, deadline)
+            if not self.drain_on_two_connections(result, deadline):
+                return False
+            # Each connection stopped at a short claim; look once more rather than trust that
+            # the other one had all the rest in its last batch.
+        result.drained = True
+        return True
+
+    def drain_on_two_connections(self, result: SweepResult, deadline: float) -> bool:
+        helper = BatchThread(self, result, deadline)
+        helper.start()
+        try:
+            drained = self.drain_loop(result, deadline, helper.stop)
+        except BaseException:
+            helper.stop.set()  # and wait for it: the lock must outlive both connections' work
+            helper.join()
+            raise
+        if not drained:
+            helper.stop.set()  # an error or the lost lock stops both connections
+        if not helper.finish() or not drained:
+            result.drained = False
+            return False
+        return True
+
+    def drain_loop(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None = None
+    ) -> bool:
+        """Batch after batch until one leaves nothing due (True) or the sweep must stop."""
+        step = Next.CLAIM_AGAIN
+        while step is Next.CLAIM_AGAIN:
+            step = self.next_batch(result, deadline, stop)
+        return step is Next.DRAINED
+
+    def next_batch(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None = None
+    ) -> Next:
+        batch = self.batch()
+        with self.guard:
+            result.add(batch)
+        if batch.error:
+            return Next.STOPPED
+        if batch.claimed < self.batch_size and not (self.chase and self.more_due(batch)):
+            result.drained = True
+            return Next.DRAINED
+        result.drained = False
+        stopped = stop is not None and stop.is_set()
+        if stopped or time.monotonic() >= deadline or not self.lock.extend():
+            return Next.STOPPED
+        return Next.CLAIM_AGAIN
+
+    def more_due(self, batch: BatchResult) -> bool:
+        """After a short batch: did its after_batch hook leave rows that are already due?"""
+        return batch.delivered > 0 and has_due_rows(self.model, self.now)
+
+
+def overlaps(publisher: Publisher, now: datetime | None) -> bool:
+    """A second connection pays where the batched Redis publisher is in use (thread-safe, one
+    round trip a batch): there the sweeper otherwise waits on PostgreSQL for much of each
+    batch. Not inside a caller's transaction, whose rows another connection cannot see, nor
+    with a fixed `now` (tests)."""
+    return (
+        now is None
+        and isinstance(publisher, RedisBatchPublisher)
+        and connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+    )
+
+
+class BatchThread(threading.Thread):
+    """Claims, publishes and marks batches on its own connection beside the sweep's.
+
+    Each batch is still one transaction on one connection; `FOR UPDATE SKIP LOCKED` keeps the
+    two connections' batches apart, as it keeps two sweeper slots apart.
+    """
+
+    def __init__(self, drain: Drain, result: SweepResult, deadline: float) -> None:
+        super().__init__(name=f"sweep {drain.model._meta.label} batches", daemon=True)
+        self.drain, self.result, self.deadline = drain, result, deadline
+        self.stop = threading.Event()
+        self.drained = False
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.drained = self.drain.drain_loop(self.result, self.deadline, self.stop)
+        except BaseException as exc:  # handed to the sweep's own thread by finish()
+            self.error = exc
+        finally:
+            self.stop.set()
+            connection.close()  # this thread's own connection
+
+    def finish(self) -> bool:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.drained

@@ -1,0 +1,204 @@
+"""The sweep's statements that bypass the ORM, by name, with the ORM's equivalent on other
+databases (SQLite, in the embedded mode). The rest of the sweep reads as steps over these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import F, QuerySet
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from scheduling.conf import SchedulingSettings
+from scheduling.models import ScheduledEvent, Status
+
+# statement_timestamp(), like Django's Now(): the same clock the QuerySet methods write with.
+DATABASE_CLOCK = "SELECT statement_timestamp()"
+PORTABLE_CLOCK = "SELECT CURRENT_TIMESTAMP"
+
+# ORDER BY due_at LIMIT 1 walks the partial index whatever the statistics say; a plain EXISTS
+# gets a sequential scan while stale statistics still count drained rows as pending.
+DUE_PROBE = (
+    "SELECT 1 FROM {table} WHERE status = 'pending' AND due_at <= {cutoff} ORDER BY due_at LIMIT 1"
+)
+
+NEXT_DUE_IN = (
+    "SELECT EXTRACT(EPOCH FROM due_at - statement_timestamp()) FROM {table}"
+    " WHERE status = 'pending' ORDER BY due_at LIMIT 1"
+)
+
+# synchronous_commit off is safe for our guarantees: the batch is published before this commit,
+# so a commit lost in a crash only puts its rows back to pending, to be published again with the
+# same ids (a duplicate that handlers absorb), never lost and never early. It saves a WAL flush
+# per batch.
+# The idle timeout lets a frozen sweeper's claim go (SIGSTOP, a stuck network): after about the
+# lock's TTL PostgreSQL ends its session, its rows are pending again and another sweeper
+# delivers them; the frozen one, thawed, cannot commit what it published, and handlers see
+# those duplicates' ids as handled already.
+CONFIGURE_SWEEP_TRANSACTION = (
+    "SELECT set_config('synchronous_commit', 'off', true),"
+    " set_config('idle_in_transaction_session_timeout', %s, true),"
+    " statement_timestamp()"
+)
+
+# One array parameter instead of the ORM's `IN (%s, %s, ...)`, a placeholder a row, which
+# psycopg would interpolate client-side for every batch.
+MARK_DELIVERED = (
+    "UPDATE {table} SET status = %s, delivered_at = statement_timestamp(),"
+    " attempts = attempts + 1, last_error = '', updated_at = statement_timestamp()"
+    " WHERE {pk} = ANY(%s)"
+)
+
+UNHANDLED = "status = 'delivered' AND handled_at IS NULL AND delivered_at < {clock} - %(timeout)s"
+UNHANDLED_PROBE = "SELECT 1 FROM {table} WHERE {unhandled} LIMIT 1"
+REQUEUE_UNHANDLED = """
+    WITH stale AS (
+        SELECT {pk} AS stale_pk FROM {table} WHERE {unhandled}
+        ORDER BY delivered_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+    )
+    UPDATE {table} SET
+        status = CASE WHEN attempts >= %(max)s THEN 'failed' ELSE 'pending' END,
+        due_at = CASE WHEN attempts >= %(max)s THEN due_at ELSE {clock} END,
+        last_error = %(note)s, updated_at = {clock}
+    FROM stale WHERE {pk} = stale.stale_pk
+    RETURNING status
+"""
+
+
+def on_postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def table(model: type[ScheduledEvent]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def pk_column(model: type[ScheduledEvent]) -> str:
+    return connection.ops.quote_name(model._meta.pk.column)
+
+
+def fetch_one(sql: str, params: Any = None) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row
+
+
+def database_clock() -> datetime | str:
+    """The database's clock; SQLite gives UTC text."""
+    row = fetch_one(DATABASE_CLOCK if on_postgresql() else PORTABLE_CLOCK)
+    assert row is not None
+    value: datetime | str = row[0]
+    return value
+
+
+def has_due_rows(model: type[ScheduledEvent], now: datetime | None) -> bool:
+    """A cheap probe, so an idle tick skips compiling and running the claim.
+
+    Only a shortcut: the claim alone decides what is published.
+    """
+    if not on_postgresql():
+        return model.objects.due(now).exists()
+    cutoff = "%s" if now is not None else "statement_timestamp()"
+    sql = DUE_PROBE.format(table=table(model), cutoff=cutoff)
+    return fetch_one(sql, [now] if now is not None else None) is not None
+
+
+def seconds_until_next_due(model: type[ScheduledEvent]) -> float | None:
+    """How long until the next pending row falls due, by the database's clock; None if none."""
+    if not on_postgresql():
+        return None
+    row = fetch_one(NEXT_DUE_IN.format(table=table(model)))
+    return float(row[0]) if row else None
+
+
+def configure_sweep_transaction(conf: SchedulingSettings) -> datetime | None:
+    """Set the transaction's options; on PostgreSQL also return the database's clock, read in
+    the same round trip (the claim's cutoff)."""
+    if not on_postgresql():
+        return None
+    timeout_ms = max(int(conf.lock_ttl * 1000), 1000)
+    row = fetch_one(CONFIGURE_SWEEP_TRANSACTION, [str(timeout_ms)])
+    assert row is not None
+    clock: datetime = row[2]
+    return clock
+
+
+def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
+    if not on_postgresql():
+        return model.objects.filter(pk__in=pks).update(
+            status=Status.DELIVERED,
+            delivered_at=Now(),
+            attempts=F("attempts") + 1,
+            last_error="",
+            updated_at=Now(),
+        )
+    sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [Status.DELIVERED.value, pks])
+        count: int = cursor.rowcount
+    return count
+
+
+@dataclass(frozen=True)
+class Unhandled:
+    """Rows published more than `timeout` ago and not handled yet, up to `limit` at a time."""
+
+    model: type[ScheduledEvent]
+    timeout: timedelta
+    limit: int
+    max_attempts: int
+    note: str  # the last_error they get
+    now: datetime | None  # a fixed clock (tests); else the database's
+
+    def sql(self, template: str) -> str:
+        clock = "%(now)s" if self.now is not None else "statement_timestamp()"
+        return template.format(
+            table=table(self.model),
+            pk=pk_column(self.model),
+            clock=clock,
+            unhandled=UNHANDLED.format(clock=clock),
+        )
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "now": self.now,
+            "timeout": self.timeout,
+            "limit": self.limit,
+            "max": self.max_attempts,
+            "note": self.note,
+        }
+
+    def rows(self) -> QuerySet[ScheduledEvent]:
+        """The ORM's version (no limit, no SKIP LOCKED), for other databases."""
+        cutoff = (self.now or timezone.now()) - self.timeout
+        return self.model.objects.awaiting_handling().filter(delivered_at__lt=cutoff)
+
+
+def any_unhandled(unhandled: Unhandled) -> bool:
+    if not on_postgresql():
+        return unhandled.rows().exists()
+    return fetch_one(unhandled.sql(UNHANDLED_PROBE), unhandled.params()) is not None
+
+
+def requeue_unhandled(unhandled: Unhandled) -> tuple[int, int]:
+    """Unhandled rows back to pending, due now; out of tries, failed. (requeued, failed)."""
+    if not on_postgresql():
+        return requeue_unhandled_rows(unhandled)
+    with connection.cursor() as cursor:
+        cursor.execute(unhandled.sql(REQUEUE_UNHANDLED), unhandled.params())
+        statuses = [status for (status,) in cursor.fetchall()]
+    failed = statuses.count(Status.FAILED.value)
+    return len(statuses) - failed, failed
+
+
+def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[int, int]:
+    stale, note = unhandled.rows(), unhandled.note
+    failed = stale.filter(attempts__gte=unhandled.max_attempts).update(
+        status=Status.FAILED, last_error=note, updated_at=Now()
+    )
+    requeued = stale.update(status=Status.PENDING, due_at=Now(), last_error=note, updated_at=Now())
+    return requeued, failed

@@ -1,0 +1,63 @@
+"""Reconciliation, run by each sweep of a model whose handler runs handle_once: rows published
+more than SCHEDULING_HANDLING_TIMEOUT ago and still not handled (the message was lost, or no
+worker consumes its queue) go back to pending, due now, to be published again (another try);
+out of tries, they fail.
+
+SKIP LOCKED leaves a row whose handler is running (it holds the row lock) to finish; a handler
+that starts after this finds the row pending and does nothing, so the effect stays single.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from scheduling import queries
+from scheduling.conf import SchedulingSettings
+from scheduling.models import ScheduledEvent
+
+log = logging.getLogger("scheduling.sweep")  # its lines belong to the sweep's log
+
+
+def requeue_unhandled(
+    model: type[ScheduledEvent], *, conf: SchedulingSettings, now: datetime | None = None
+) -> tuple[int, int]:
+    """Publish again (or fail) what was not handled in time. Returns (requeued, failed)."""
+    unhandled = unhandled_rows(model, conf, now)
+    # Every tick runs this: one probe of the awaiting-handling index, and the transaction only
+    # when something is stale.
+    if not queries.any_unhandled(unhandled):
+        return 0, 0
+    with transaction.atomic():
+        queries.configure_sweep_transaction(conf)  # a sweeper frozen here lets its rows go, too
+        requeued, failed = queries.requeue_unhandled(unhandled)
+    if requeued or failed:
+        log_requeued(model, conf, requeued, failed)
+    return requeued, failed
+
+
+def unhandled_rows(
+    model: type[ScheduledEvent], conf: SchedulingSettings, now: datetime | None
+) -> queries.Unhandled:
+    return queries.Unhandled(
+        model=model,
+        timeout=timedelta(seconds=conf.handling_timeout),
+        limit=conf.batch_size,
+        max_attempts=conf.max_attempts,
+        note=f"not handled within {conf.handling_timeout:g} s of its publication",
+        now=now,
+    )
+
+
+def log_requeued(
+    model: type[ScheduledEvent], conf: SchedulingSettings, requeued: int, failed: int
+) -> None:
+    log.warning(
+        "sweep of %s: %d events not handled within %g s published again, %d failed",
+        model._meta.label,
+        requeued,
+        conf.handling_timeout,
+        failed,
+    )
