@@ -9,7 +9,8 @@ import pytest
 from django.db import connection, connections
 
 from scheduling.publishing import OutgoingMessage, PreparedMessage, make_publisher
-from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, occurrence_skip
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import occurrence_skip
 from scheduling.sweep import sweep
 from tests.conftest import wait_for
 from tests.recurring.conftest import json_bodies, pending
