@@ -7,7 +7,8 @@ A `fire_all` catch-up inserts every missed fire time within the schedule's `catc
 one statement, as `catch_up` rows beside the head; only the head carries the timeline on.
 
 The writes live in services.py (with the locking rules), the fire-time arithmetic in
-timeline.py and cron/, the checks in validation.py; the models call them.
+timeline.py and cron/, the checks in validation.py. services.py imports the models, so the
+methods that call it import it when they run.
 """
 
 from __future__ import annotations
