@@ -56,8 +56,9 @@ def make_schedules(count: int, *, task: bool) -> datetime:
 
 def run(count: int, *, task: bool) -> None:
     from bench.common import broker, timed
-    from scheduling.recurring.models import ScheduledOccurrence, task_queue
+    from scheduling.recurring.models import ScheduledOccurrence
     from scheduling.sweep import sweep
+    from scheduling.targets import task_queue
 
     queue = task_queue(TASK) if task else QUEUE
     minute = make_schedules(count, task=task)

@@ -308,12 +308,12 @@ class ScheduledEvent(models.Model):
 
         Built-in domains with per-row targets return an OutgoingJson for a plain queue.
         """
-        return OutgoingTask(
-            task_name=self.get_handler_task(),
-            queue=self.get_queue(),
-            task_id=self.event_id,
-            kwargs={"event": self.to_event(published_at)},
-        )
+        return self.task_message(published_at, self.get_handler_task(), self.get_queue())
+
+    def task_message(self, published_at: str, task_name: str, queue: str) -> OutgoingTask:
+        """This row's event for `task_name` on `queue`; rows with per-row targets use it too."""
+        kwargs = {"event": self.to_event(published_at)}
+        return OutgoingTask(task_name=task_name, queue=queue, task_id=self.event_id, kwargs=kwargs)
 
     @classmethod
     def after_batch(

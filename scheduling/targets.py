@@ -83,7 +83,7 @@ def check_task_callback(callback: dict[str, Any], *, known_task: bool) -> dict[s
         raise TargetError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
     if known_task:
         check_known_task(task)
-    queue = check_queue_name(callback.get("queue") or task_route(task))
+    queue = check_queue_name(callback.get("queue") or task_queue(task))
     if queue.startswith(CELERY_PREFIX) and queue not in celery_queues():
         raise TargetError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
     return {"type": CallbackType.TASK, "task": task, "queue": queue}
@@ -163,8 +163,11 @@ def celery_queues() -> set[str]:
     return {*queue_names(), conf.task_default_queue, *routed} - {None}
 
 
-def task_route(task: str) -> str:
-    return str(current_app.amqp.router.route({}, task)["queue"].name)
+def task_queue(task_name: str) -> str:
+    """The queue Celery's routes give the task, else the default queue."""
+    route = current_app.amqp.router.route({}, task_name)
+    queue = route.get("queue")
+    return str(getattr(queue, "name", queue) or current_app.conf.task_default_queue)
 
 
 def _only_keys(callback: dict[str, Any], accepted: set[str], where: str = "") -> None:

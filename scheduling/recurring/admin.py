@@ -21,9 +21,8 @@ from django.utils.html import escape, format_html, format_html_join
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
 from scheduling.models import Status
 from scheduling.recurring.cron import CronError, time_zone
-from scheduling.recurring.models import (
-    RecurringSchedule,
-    ScheduledOccurrence,
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import (
     occurrence_ensure,
     occurrence_skip,
     schedule_preview,

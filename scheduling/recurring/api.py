@@ -25,13 +25,9 @@ from scheduling.api.serializers import (
 from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
 from scheduling.models import Status, iso_utc
 from scheduling.recurring.cron import time_zone
-from scheduling.recurring.models import (
-    RecurringSchedule,
-    ScheduledOccurrence,
-    schedule_errors,
-    schedule_preview,
-    schedule_trigger,
-)
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import schedule_preview, schedule_trigger
+from scheduling.recurring.validation import schedule_errors
 
 PREVIEW_MAX = 1000
 

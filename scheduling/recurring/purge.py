@@ -9,7 +9,7 @@ from scheduling.models import ScheduledEvent, Status
 
 def latest_fire(model: type[ScheduledEvent]) -> str:
     """An occurrence a schedule's timeline goes on from: SQL over the alias `t`."""
-    # _next_occurrence() continues a schedule from its newest non-pending, non-manual
+    # _next_successors() (scheduling.recurring.services) continues a schedule from its newest non-pending, non-manual
     # occurrence of the current version, however it ended. Without it, a schedule found with
     # no pending occurrence (enabled again, repaired, edited while a sweep skipped it) would
     # restart from now: fire_all would lose the fire times missed in between. So that one row

@@ -24,7 +24,8 @@ from django.test.utils import CaptureQueriesContext
 
 from scheduling.conf import scheduling_settings
 from scheduling.publishing import make_publisher
-from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, occurrence_skip
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import occurrence_skip
 from scheduling.recurring.templates import render
 from scheduling.sweep import sweep_batch
 from tests.recurring.conftest import json_bodies, pending, sweep_at, sweep_until_idle

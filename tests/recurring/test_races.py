@@ -10,7 +10,8 @@ from django.db import connection, connections
 
 from scheduling.messages import OutgoingMessage
 from scheduling.publishing import PreparedMessage, make_publisher
-from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, occurrence_skip
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import occurrence_skip
 from scheduling.sweep import sweep
 from tests.conftest import wait_for
 from tests.recurring.conftest import json_bodies, pending

@@ -11,11 +11,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.test import override_settings
 
-from scheduling.recurring.models import (
-    RecurringSchedule,
-    ScheduledOccurrence,
+from scheduling.recurring.conf import recurring_settings
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import (
     occurrence_skip,
-    recurring_settings,
     schedule_preview,
     schedule_set_enabled,
     schedule_trigger,

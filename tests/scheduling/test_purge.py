@@ -22,7 +22,8 @@ from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
 from scheduling.models import ScheduledEvent
 from scheduling.purge import PURGE_TIME_BUDGET, purge_all, purge_model, remember, resume_point
-from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence, _next_successors
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import _next_successors
 from scheduling.registry import beat_schedule
 from scheduling.tasks import purge_task
 from tests.conftest import CURRENT_TIME

@@ -181,7 +181,7 @@ def test_an_unknown_time_zone_is_a_400_naming_it(api, world, zone):
 
 
 def test_a_cron_wall_time_in_the_spring_gap_fires_at_the_end_of_the_gap(api, world):
-    """Documented in scheduling/cron.py: no refusal, and no lost or early fire."""
+    """Documented in scheduling/recurring/cron/dst.py: no refusal, and no lost or early fire."""
     body = new_schedule(
         cron="30 2 30 3 *", timezone="Europe/Paris", starts_at="2031-01-01T00:00:00Z"
     )

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from scheduling.recurring.models import schedules_repair
+from scheduling.recurring.services import schedules_repair
 
 
 class Command(BaseCommand):

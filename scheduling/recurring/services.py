@@ -1,0 +1,288 @@
+"""Writes on schedules and their occurrences, as service functions named
+<entity>_<action>: the sweep's chain step, the editor's "make sure of the pending
+occurrence", the repair, and the admin's and the API's actions.
+
+Locking, which keeps edits and the sweep from racing or deadlocking: the sweep holds its
+claimed occurrences and takes the schedules with `FOR NO KEY UPDATE SKIP LOCKED`; a schedule
+that an editor holds is skipped, and the editor (which always updates the schedule row first)
+makes sure of the pending occurrence itself before it commits. So the sweep never waits for
+an editor, and a successor is never inserted from a schedule version that is being replaced.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, models, transaction
+from django.db.models import Exists, OuterRef, Q, Value
+from django.db.models.functions import Coalesce, Greatest, Now
+from django.utils import timezone as django_timezone
+
+from scheduling.models import Status
+from scheduling.recurring.conf import recurring_settings
+from scheduling.recurring.models import (
+    MICROSECOND,
+    MisfirePolicy,
+    RecurringSchedule,
+    ScheduledOccurrence,
+)
+from scheduling.recurring.sql import HOLD_SCHEDULES, INSERT_PENDING
+from scheduling.recurring.timeline import Successor, occurrence_successors, timeline_successors
+
+
+def occurrences_chain(
+    *,
+    delivered: Sequence[ScheduledOccurrence],
+    expired: Sequence[ScheduledOccurrence],
+    now: datetime,
+) -> int:
+    """Inside the sweep's batch: cancel stale rows, insert each schedule's next occurrences,
+    record the last fire. Returns how many occurrences were inserted."""
+    stale = [row for row in expired if row.is_stale()]
+    if stale:
+        ScheduledOccurrence.objects.filter(pk__in=[row.pk for row in stale]).update(
+            status=Status.CANCELLED, cancel_reason="stale schedule version", cancelled_at=Now()
+        )
+    rows = [row for row in [*delivered, *expired] if not row.manual and not row.is_stale()]
+    held = _hold_schedules(rows)
+    # A catch-up row records its fire; only the head carries the timeline on.
+    heads = [row for row in rows if row.schedule_id in held and not row.catch_up]
+    conf = recurring_settings()
+    successors = [s for row in heads for s in occurrence_successors(row, now=now, conf=conf)]
+    return insert_pending(successors)
+
+
+def insert_pending(successors: Sequence[Successor]) -> int:
+    """Insert new pending occurrences in one statement; returns how many were inserted. A head
+    that would be a schedule's second is dropped (ON CONFLICT DO NOTHING on the one-pending
+    index): the first one stands."""
+    if not successors:
+        return 0
+    if connection.vendor != "postgresql":
+        rows = [
+            ScheduledOccurrence(
+                schedule_id=s.schedule_id,
+                schedule_version=s.version,
+                due_at=s.due_at,
+                missed_run=s.missed_run,
+                catch_up=s.catch_up,
+            )
+            for s in successors
+        ]
+        before = ScheduledOccurrence.objects.count()
+        ScheduledOccurrence.objects.bulk_create(rows, ignore_conflicts=True)
+        return ScheduledOccurrence.objects.count() - before
+    # One statement over arrays: the ORM's bulk_create spends more time building the
+    # statement for a 1000-row batch than PostgreSQL spends running it.
+    arrays: list[list[Any]] = [list(column) for column in zip(*successors, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(INSERT_PENDING, arrays)
+        return cursor.rowcount
+
+
+def _hold_schedules(rows: list[ScheduledOccurrence]) -> set[int]:
+    """Lock the rows' schedules and record their last fire; returns the ids held.
+
+    SKIP LOCKED: a schedule locked by an editor is the editor's to materialise (see the
+    module docstring); waiting for it could deadlock on the occurrences this batch holds.
+    """
+    if not rows:
+        return set()
+    if connection.vendor != "postgresql":
+        held = _lock_schedules({row.schedule_id for row in rows})
+        _record_last_fired([r for r in rows if r.schedule_id in held])
+        return held
+    ids = [row.schedule_id for row in rows]
+    fired = [row.due_at if row.status == Status.DELIVERED else None for row in rows]
+    with connection.cursor() as cursor:
+        cursor.execute(HOLD_SCHEDULES, [ids, fired, ids])
+        return {schedule_id for (schedule_id,) in cursor.fetchall()}
+
+
+def _lock_schedules(ids: set[int]) -> set[int]:
+    locked = RecurringSchedule.objects.select_for_update(skip_locked=True, no_key=True)
+    return set(locked.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+
+
+def _record_last_fired(rows: list[ScheduledOccurrence]) -> None:
+    by_time: dict[datetime, list[int]] = defaultdict(list)
+    for row in rows:
+        if row.status == Status.DELIVERED:
+            by_time[row.due_at].append(row.schedule_id)
+    for fired, ids in by_time.items():
+        value = Value(fired, output_field=models.DateTimeField())
+        RecurringSchedule.objects.filter(pk__in=ids).update(
+            last_fired_at=Greatest(Coalesce("last_fired_at", value), value)
+        )
+
+
+def _occurrence(
+    schedule: RecurringSchedule, due_at: datetime, *, missed_run: int = 0, manual: bool = False
+) -> ScheduledOccurrence:
+    return ScheduledOccurrence(
+        schedule=schedule,
+        schedule_version=schedule.version,
+        due_at=due_at,
+        missed_run=missed_run,
+        manual=manual,
+    )
+
+
+def occurrence_ensure(*, schedule: RecurringSchedule) -> ScheduledOccurrence | None:
+    """Give an enabled schedule its pending occurrence if it has none (and, for a fire_all
+    catch-up, the missed ones before it); call with the schedule row locked (after updating
+    it), inside a transaction."""
+    if not schedule.enabled:
+        return None
+    pending = schedule.occurrences.filter(status=Status.PENDING, manual=False, catch_up=False)
+    # Waits for a sweep delivering the pending row; once it commits, the row is delivered.
+    current = pending.select_for_update(of=("self",)).first()
+    if current is not None:
+        return current
+    successors = _next_successors(schedule, django_timezone.now())
+    if not successors:
+        return None
+    # The head first: if a sweep that held the schedule before us inserted one meanwhile,
+    # it inserted this catch-up too.
+    if insert_pending(successors[-1:]):
+        insert_pending(successors[:-1])
+    return pending.first()
+
+
+def occurrences_begin(*, schedule: RecurringSchedule) -> datetime | None:
+    """A schedule inserted in this transaction: insert its first occurrences (and, fire_all
+    with a past starts_at, the missed ones) in one statement; returns the head's due time.
+
+    Nothing to read or lock first: no sweep sees the schedule before it commits, so it has no
+    occurrence yet (the reads occurrence_ensure makes cost a creation five of its queries)."""
+    if not schedule.enabled:
+        return None
+    successors = _next_successors(schedule, django_timezone.now(), new=True)
+    if not successors:
+        return None
+    insert_pending(successors)
+    return successors[-1].due_at
+
+
+def _next_successors(
+    schedule: RecurringSchedule, now: datetime, *, new: bool = False
+) -> list[Successor]:
+    """`new`: the schedule was inserted in this transaction, so it has no occurrences to read."""
+    conf = recurring_settings()
+    # The timeline goes on after its last fire time however that ended: delivered, expired,
+    # failed, or cancelled by hand (a version change cancels with the old version).
+    latest = (
+        None
+        if new
+        else schedule.occurrences.filter(manual=False, schedule_version=schedule.version)
+        .exclude(status=Status.PENDING, catch_up=False)
+        .order_by("-due_at")
+        .first()
+    )
+    if latest is not None:
+        latest.schedule = schedule
+        return occurrence_successors(latest, now=now, conf=conf)
+    starts_before_now = schedule.starts_at < now
+    if (
+        starts_before_now
+        and schedule.misfire_policy == MisfirePolicy.FIRE_ALL
+        and not _ever_materialised(schedule, new=new)
+    ):
+        # A new fire_all schedule catches up from its starts_at, even one in the past.
+        return timeline_successors(
+            schedule, after=schedule.starts_at - MICROSECOND, missed_run=0, now=now, conf=conf
+        )
+    # A new version starts from now (what an edit or a disabled spell left out is not sent),
+    # and after the last fire of any version, which a sweep may have sent a moment ago.
+    last = None if new else _last_fire(schedule)
+    fire = schedule.next_fire_after(max(now, last or now))
+    return [Successor(schedule.pk, schedule.version, fire, 0)] if fire is not None else []
+
+
+def _last_fire(schedule: RecurringSchedule) -> datetime | None:
+    happened = (Status.DELIVERED, Status.EXPIRED, Status.FAILED)
+    rows = schedule.occurrences.filter(manual=False, status__in=happened).order_by("-due_at")
+    return rows.values_list("due_at", flat=True).first()
+
+
+def _ever_materialised(schedule: RecurringSchedule, *, new: bool = False) -> bool:
+    # last_fired_at too: the purge may have deleted every occurrence of older versions.
+    return schedule.last_fired_at is not None or (
+        not new and schedule.occurrences.filter(manual=False).exists()
+    )
+
+
+def schedules_repair(*, limit: int = 10_000) -> int:
+    """Give enabled schedules left without a pending occurrence (one cancelled by hand, or
+    edits made around the ORM) the next one; returns how many were repaired."""
+    has_pending = ScheduledOccurrence.objects.filter(
+        schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
+    )
+    broken = RecurringSchedule.objects.filter(enabled=True).exclude(Exists(has_pending))
+    unfinished = broken.filter(Q(ends_at__isnull=True) | Q(ends_at__gt=Now()))
+    repaired = 0
+    for pk in unfinished.order_by("pk").values_list("pk", flat=True)[:limit]:
+        with transaction.atomic():
+            # SKIP LOCKED: a schedule being edited is materialised by its editor.
+            locked = RecurringSchedule.objects.select_for_update(skip_locked=True)
+            schedule = locked.filter(pk=pk).first()
+            if schedule is not None and occurrence_ensure(schedule=schedule) is not None:
+                repaired += 1
+    return repaired
+
+
+def schedule_trigger(*, schedule: RecurringSchedule) -> ScheduledOccurrence:
+    """Fire now, once, outside the timeline: the next sweep publishes it."""
+    occurrence = _occurrence(schedule, django_timezone.now(), manual=True)
+    occurrence.save()
+    return occurrence
+
+
+def schedule_preview(
+    *, schedule: RecurringSchedule, count: int, after: datetime | None = None
+) -> list[datetime]:
+    """The next `count` fire times (fewer if the schedule ends)."""
+    times: list[datetime] = []
+    current = after or django_timezone.now()
+    while len(times) < count:
+        fire = schedule.next_fire_after(current)
+        if fire is None:
+            break
+        times.append(fire)
+        current = fire
+    return times
+
+
+def schedule_set_enabled(*, schedule: RecurringSchedule, enabled: bool) -> bool:
+    """Enable or disable; returns whether anything changed."""
+    if schedule.enabled == enabled:
+        return False
+    schedule.enabled = enabled
+    schedule.save()
+    return True
+
+
+def occurrence_skip(*, occurrence: ScheduledOccurrence) -> bool:
+    """Cancel one pending occurrence and materialise the one after it; False if it was no
+    longer pending."""
+    with transaction.atomic():
+        # The schedule first, as every editor does (see the module docstring).
+        schedule = RecurringSchedule.objects.select_for_update().get(pk=occurrence.schedule_id)
+        if not ScheduledOccurrence.objects.filter(pk=occurrence.pk).cancel("skipped"):
+            # A sweep delivered it first, and skipped this locked schedule when chaining:
+            # the successor is ours to insert, as for every editor.
+            occurrence_ensure(schedule=schedule)
+            return False
+        if (
+            occurrence.manual
+            or occurrence.catch_up
+            or occurrence.schedule_version != schedule.version
+        ):
+            return True
+        fire = schedule.next_fire_after(occurrence.due_at)
+        if fire is not None and schedule.enabled:
+            _occurrence(schedule, fire).save()
+        return True

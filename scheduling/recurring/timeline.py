@@ -1,0 +1,85 @@
+"""A schedule's timeline: which fire times follow one, by its misfire policy. Pure: the
+schedule and `now` come in, the successors to insert go out; services.py writes them."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from scheduling.recurring.conf import RecurringSettings
+from scheduling.recurring.models import (
+    MICROSECOND,
+    MisfirePolicy,
+    RecurringSchedule,
+    ScheduledOccurrence,
+)
+
+
+class Successor(NamedTuple):
+    schedule_id: int
+    version: int
+    due_at: datetime
+    missed_run: int
+    catch_up: bool = False
+
+
+def occurrence_successors(
+    occurrence: ScheduledOccurrence, *, now: datetime, conf: RecurringSettings
+) -> list[Successor]:
+    """What follows this occurrence, by the schedule's misfire policy: its next fire time,
+    or in a fire_all catch-up every fire time missed since, the last of them the head."""
+    return timeline_successors(
+        occurrence.schedule,
+        after=occurrence.due_at,
+        missed_run=occurrence.missed_run,
+        now=now,
+        conf=conf,
+    )
+
+
+def timeline_successors(
+    schedule: RecurringSchedule,
+    *,
+    after: datetime,
+    missed_run: int,
+    now: datetime,
+    conf: RecurringSettings,
+) -> list[Successor]:
+    """The schedule's fire times after `after` that are due by the misfire policy, then its
+    next one; empty when the schedule has ended. The last one returned is the head."""
+    missed_before = now - timedelta(seconds=conf.misfire_grace)
+    fire = schedule.next_fire_after(max(after, _floor(schedule, now, missed_before) - MICROSECOND))
+    if fire is None:
+        return []
+    if fire >= missed_before or schedule.misfire_policy != MisfirePolicy.FIRE_ALL:
+        run = missed_run + 1 if fire < missed_before else 0
+        return [Successor(schedule.pk, schedule.version, fire, run)]
+    # A catch-up: every missed fire time up to now, and the next one. A long one goes in
+    # chunks: the chunk's last row is the head, and delivering it inserts the next chunk.
+    times = [fire]
+    while times[-1] <= now and len(times) < conf.catch_up_chunk:
+        following = schedule.next_fire_after(times[-1])
+        if following is None:
+            break
+        times.append(following)
+    last = len(times) - 1
+    return [
+        Successor(
+            schedule.pk,
+            schedule.version,
+            time,
+            missed_run + 1 + index if time < missed_before else 0,
+            catch_up=index < last,
+        )
+        for index, time in enumerate(times)
+    ]
+
+
+def _floor(schedule: RecurringSchedule, now: datetime, missed_before: datetime) -> datetime:
+    """The earliest fire time still worth publishing now."""
+    floors = [now - schedule.max_lateness] if schedule.max_lateness is not None else []
+    if schedule.misfire_policy == MisfirePolicy.FIRE_ALL:
+        floors.append(now - schedule.catchup_window)
+    else:
+        floors.append(missed_before)
+    return max(floors)
