@@ -9,8 +9,8 @@ from scheduling.models import ScheduledEvent, Status
 
 def latest_fire(model: type[ScheduledEvent]) -> str:
     """An occurrence a schedule's timeline goes on from: SQL over the alias `t`."""
-    # _next_successors() (scheduling.recurring.services) continues a schedule from its newest non-pending, non-manual
-    # occurrence of the current version, however it ended. Without it, a schedule found with
+    # services._next_successors() continues a schedule from its newest non-pending,
+    # non-manual occurrence of the current version, however it ended. Without it, a schedule found with
     # no pending occurrence (enabled again, repaired, edited while a sweep skipped it) would
     # restart from now: fire_all would lose the fire times missed in between. So that one row
     # per schedule stays, however old; older ones, other versions and manual triggers go.
