@@ -12,12 +12,11 @@ outage) and the scrape leaves the counters out rather than report zeros that wou
 counter reset.
 """
 
-from scheduling.metrics.gauges import COUNT_CAP, ModelSnapshot, oldest_due_seconds, snapshot
+from scheduling.metrics.gauges import COUNT_CAP, oldest_due_seconds, snapshot
 from scheduling.metrics.logs import QuietIdleSweeps, quiet_idle_sweeps
-from scheduling.metrics.prometheus import SchedulingCollector, exposition
+from scheduling.metrics.prometheus import exposition
 from scheduling.metrics.store import (
     MinuteBucket,
-    quantile,
     recent_minutes,
     record_handle_failure,
     record_handled,
@@ -28,12 +27,9 @@ from scheduling.metrics.store import (
 __all__ = [
     "COUNT_CAP",
     "MinuteBucket",
-    "ModelSnapshot",
     "QuietIdleSweeps",
-    "SchedulingCollector",
     "exposition",
     "oldest_due_seconds",
-    "quantile",
     "quiet_idle_sweeps",
     "recent_minutes",
     "record_handle_failure",

@@ -118,10 +118,10 @@ def test_snapshot_reads_the_gauges_of_one_model():
 
 def test_quantiles_interpolate_within_buckets_as_promql_does():
     buckets = [(1.0, 0.0), (2.0, 10.0), (4.0, 20.0), (float("inf"), 20.0)]
-    assert metrics.quantile(0.5, buckets) == 2.0
-    assert metrics.quantile(0.75, buckets) == 3.0
-    assert metrics.quantile(0.5, [(1.0, 0.0), (float("inf"), 0.0)]) is None
-    assert metrics.quantile(0.99, [(1.0, 1.0), (float("inf"), 5.0)]) == 1.0
+    assert store.quantile(0.5, buckets) == 2.0
+    assert store.quantile(0.75, buckets) == 3.0
+    assert store.quantile(0.5, [(1.0, 0.0), (float("inf"), 0.0)]) is None
+    assert store.quantile(0.99, [(1.0, 1.0), (float("inf"), 5.0)]) == 1.0
 
 
 @override_settings(CACHES=UNREACHABLE_REDIS_CACHE)
