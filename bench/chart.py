@@ -52,43 +52,58 @@ def draw() -> None:
     import matplotlib.pyplot as plt
 
     results = entries()
-    rates = latest_drain(results)
     drains, late = latest_curves(results)
     lateness = json.loads(LATENESS_SAMPLES.read_text()) if LATENESS_SAMPLES.exists() else []
     figure, ((left, right), (growth, delay)) = plt.subplots(2, 2, figsize=(12, 9))
-    left.barh(
-        list(rates),
-        list(rates.values()),
-        color=["#2b7bba", "#1f4e79", "#c0504d", "#9bbb59"][: len(rates)],
-    )
-    left.set_xlabel("events/s (higher is better)")
-    left.set_title("drain: past-due rows delivered (latest run)")
-    left.invert_yaxis()
+    draw_drain_rates(left, latest_drain(results))
     if lateness:
-        right.hist([value * 1000 for value in lateness], bins=60, color="#2b7bba")
-        right.set_xlabel("published - due (ms)")
-        right.set_ylabel("events (log scale)")
-        right.set_yscale("log")
-        right.set_title(f"lateness: {len(lateness):,} events, 1 sweeping worker")
-    for batch, by_rows in sorted(drains.items()):
-        sizes = sorted(by_rows)
-        growth.plot(sizes, [by_rows[n] for n in sizes], marker="o", label=f"batch {batch:,}")
-    growth.set_xscale("log")
-    growth.set_ylim(bottom=0)
-    growth.set_xlabel("pending rows in the table (log scale)")
-    growth.set_ylabel("events/s drained, one sweep")
-    growth.set_title("cost as the table grows, by batch size")
-    growth.legend()
-    for name, by_rows in late.items():
-        sizes = sorted(by_rows)
-        delay.plot(sizes, [by_rows[n] * 1000 for n in sizes], marker="o", label=name)
-    delay.set_xscale("log")
-    delay.set_ylim(bottom=0)
-    delay.set_xlabel("pending rows in the table (log scale)")
-    delay.set_ylabel("delivered - due (ms)")
-    delay.set_title("lateness: 1,000 events/s due, 1 s tick")
-    delay.legend()
+        draw_lateness(right, lateness)
+    draw_growth(growth, drains)
+    draw_delay(delay, late)
     figure.tight_layout()
     OUTPUT.parent.mkdir(exist_ok=True)
     figure.savefig(OUTPUT, dpi=100)
     print(f"wrote {OUTPUT.relative_to(OUTPUT.parent.parent)}")
+
+
+def draw_drain_rates(axes: Any, rates: dict[str, float]) -> None:
+    axes.barh(
+        list(rates),
+        list(rates.values()),
+        color=["#2b7bba", "#1f4e79", "#c0504d", "#9bbb59"][: len(rates)],
+    )
+    axes.set_xlabel("events/s (higher is better)")
+    axes.set_title("drain: past-due rows delivered (latest run)")
+    axes.invert_yaxis()
+
+
+def draw_lateness(axes: Any, lateness: list[float]) -> None:
+    axes.hist([value * 1000 for value in lateness], bins=60, color="#2b7bba")
+    axes.set_xlabel("published - due (ms)")
+    axes.set_ylabel("events (log scale)")
+    axes.set_yscale("log")
+    axes.set_title(f"lateness: {len(lateness):,} events, 1 sweeping worker")
+
+
+def draw_growth(axes: Any, drains: dict[int, dict[int, float]]) -> None:
+    for batch, by_rows in sorted(drains.items()):
+        sizes = sorted(by_rows)
+        axes.plot(sizes, [by_rows[n] for n in sizes], marker="o", label=f"batch {batch:,}")
+    axes.set_xscale("log")
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel("pending rows in the table (log scale)")
+    axes.set_ylabel("events/s drained, one sweep")
+    axes.set_title("cost as the table grows, by batch size")
+    axes.legend()
+
+
+def draw_delay(axes: Any, late: dict[str, dict[int, float]]) -> None:
+    for name, by_rows in late.items():
+        sizes = sorted(by_rows)
+        axes.plot(sizes, [by_rows[n] * 1000 for n in sizes], marker="o", label=name)
+    axes.set_xscale("log")
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel("pending rows in the table (log scale)")
+    axes.set_ylabel("delivered - due (ms)")
+    axes.set_title("lateness: 1,000 events/s due, 1 s tick")
+    axes.legend()

@@ -56,3 +56,31 @@ def postgres_seconds() -> float:
 def redis_seconds(client: Any) -> float:
     cpu = client.info("cpu")
     return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes and their live children, from /proc."""
+    total = 0.0
+    for pid in set(pids) | {child for parent in pids for child in children(parent)}:
+        try:
+            fields = stat_fields(pid)
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / TICKS
+    return total
+
+
+def children(pid: int) -> list[int]:
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(child) for child in listed]
+
+
+def machine_cpu_seconds() -> float:
+    """Busy CPU seconds of the whole machine since boot, from /proc/stat: everything a run
+    starts (web, beat, worker, PostgreSQL, Redis) at once. CpuUse splits it by part."""
+    fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / TICKS

@@ -22,12 +22,10 @@ sizes, the WAL written, and the CPU the sweeping worker and PostgreSQL spent per
 import os
 import signal
 import subprocess
-import sys
-import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import orjson
 from django.conf import settings
@@ -35,14 +33,16 @@ from django.db import connection
 
 from bench.anchors import record_against
 from bench.common import broker, record, sql, vacuum
-from bench.cpu import TICKS, stat_fields
-from bench.create import PORT, api_token, start_server
+from bench.cpu import cpu_seconds, machine_cpu_seconds
+from bench.create import api_token, start_server
+from bench.lateness import percentile
+from bench.lateness import start as start_celery
+from bench.paced import STALL, Pace, Requests, post_paced, stalls
 
 QUEUE = "bench-cron"
 TEMPLATE = '{"day": "${todaysDate}"}'
 LEAD_SECONDS = 45  # between arming the window and its first fire: beat, worker and web are up
 LATENESS_GOAL = 1.0  # seconds, p99
-CLIENT_THREADS = 16
 TABLES = ("recurring_schedule", "scheduled_occurrence")
 
 
@@ -57,36 +57,6 @@ class Sizes:
     @property
     def window(self) -> int:
         return self.rate * self.seconds
-
-
-@dataclass
-class Creations:
-    latencies: list[float] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    # (the instant the request was due, by the wall clock; its latency): to line a stall up
-    # with PostgreSQL's log.
-    timeline: list[tuple[float, float]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-STALL = 1.0  # seconds: a creation this late belongs to a stall
-
-
-def stalls(timeline: list[tuple[float, float]]) -> list[tuple[float, float, int]]:
-    """Spells of creations later than STALL, as (first due instant, worst latency, count):
-    requests due within STALL of each other belong to the same spell."""
-    spells: list[tuple[float, float, int]] = []
-    last_due = float("-inf")
-    for due, latency in sorted(timeline):
-        if latency < STALL:
-            continue
-        if spells and due - last_due <= STALL:
-            first, worst, count = spells[-1]
-            spells[-1] = (first, max(worst, latency), count + 1)
-        else:
-            spells.append((due, latency, 1))
-        last_due = due
-    return spells
 
 
 def load_schedules(sizes: Sizes) -> float:
@@ -172,10 +142,6 @@ def arm_window(sizes: Sizes) -> datetime:
     return start
 
 
-def percentile(values: list[float], share: float) -> float:
-    return values[min(len(values) - 1, int(share * len(values)))] if values else float("nan")
-
-
 def sizes_of_tables() -> dict[str, int]:
     sizes = {}
     with connection.cursor() as cursor:
@@ -199,89 +165,26 @@ def wal_lsn() -> int:
         return int(cursor.fetchone()[0])
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU of these processes and their live children, from /proc."""
-    total = 0.0
-    for pid in set(pids) | {child for parent in pids for child in children(parent)}:
-        try:
-            fields = stat_fields(pid)
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / TICKS
-    return total
-
-
-def children(pid: int) -> list[int]:
-    try:
-        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return []
-    return [int(child) for child in listed]
-
-
-def machine_cpu_seconds() -> float:
-    """Busy CPU seconds of the whole machine since boot, from /proc/stat: everything the run
-    starts (web, beat, worker, PostgreSQL, Redis) at once. bench/cpu.py splits it by part."""
-    fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle and iowait
-    return (sum(fields[:8]) - idle) / TICKS
-
-
-def start_celery(hold: float, *args: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "celery", "-A", "project", *args, "-l", "warning"]
-    env = {**os.environ, "LOG_LEVEL": "WARNING", "SCHEDULING_SWEEP_HOLD": str(hold)}
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def create_schedules(sizes: Sizes, token: str, start: datetime, results: Creations) -> None:
+def create_schedules(sizes: Sizes, token: str, start: datetime, results: Requests) -> None:
     """POST /api/schedules/ at creates_per_minute, paced by intended start times."""
-    import http.client
-
     total = sizes.creates_per_minute * sizes.seconds // 60
-    interval = 60 / sizes.creates_per_minute
     begin = time.monotonic() + max(0.0, (start - datetime.now(UTC)).total_seconds())
-    wall = time.time() - time.monotonic()  # monotonic instant + wall = wall-clock instant
+    pace = Pace(total, 60 / sizes.creates_per_minute, begin, sizes.seconds)
     # Daily at a minute half a day from the run's window: created, never due during it.
     hour = (start.hour + 12) % 24
+    post_paced(pace, "/api/schedules/", token, lambda n: schedule_body(n, hour), results)
 
-    def client(offset: int) -> None:
-        for n in range(offset, total, CLIENT_THREADS):
-            intended = begin + n * interval
-            if time.monotonic() > begin + sizes.seconds:
-                return  # the window is over: what was not sent by then counts as not created
-            time.sleep(max(0.0, intended - time.monotonic()))
-            body = orjson.dumps(
-                {
-                    "name": f"api-{n}",
-                    "cron": f"{n % 60} {hour} * * *",
-                    "timezone": "UTC",
-                    "queue": QUEUE,
-                    "payload_template": {"day": "${todaysDate}"},
-                }
-            )
-            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-            headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-            try:
-                conn.request("POST", "/api/schedules/", body=body, headers=headers)
-                response = conn.getresponse()
-                answer = response.read()
-                status = response.status
-            except OSError as exc:
-                status, answer = 0, str(exc).encode()
-            finally:
-                conn.close()
-            latency = time.monotonic() - intended
-            with results.lock:
-                results.latencies.append(latency)
-                results.timeline.append((wall + intended, latency))
-                if status != 201:
-                    results.failures.append(f"{status} {answer[:200]!r}")
 
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENT_THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+def schedule_body(n: int, hour: int) -> bytes:
+    return orjson.dumps(
+        {
+            "name": f"api-{n}",
+            "cron": f"{n % 60} {hour} * * *",
+            "timezone": "UTC",
+            "queue": QUEUE,
+            "payload_template": {"day": "${todaysDate}"},
+        }
+    )
 
 
 def lateness_of_messages() -> list[float]:
@@ -306,26 +209,47 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     server = start_server(workers=4)
     beat = start_celery(sizes.hold, "beat", "-s", schedule_file)
     worker = start_celery(sizes.hold, "worker", "-Q", "scheduling", "-c", "4")
-    creations = Creations()
+    creations = Requests()
     try:
-        ahead = (start - datetime.now(UTC)).total_seconds()
-        if ahead < 1:
-            print(f"  the window started {-ahead:.1f} s before beat and worker were up")
-        time.sleep(max(0.0, ahead - 1))
-        wal_before, cpu_worker_before = wal_lsn(), cpu_seconds([worker.pid])
-        cpu_machine_before = machine_cpu_seconds()
-        started = time.monotonic()
-        create_schedules(sizes, token, start, creations)
-        remaining = sizes.seconds + 5 - (time.monotonic() - started)
-        time.sleep(max(0.0, remaining))  # the window's last fires, and their sweep
-        wal = wal_lsn() - wal_before
-        cpu_worker = cpu_seconds([worker.pid]) - cpu_worker_before
-        cpu_machine = machine_cpu_seconds() - cpu_machine_before
+        costs = window_costs(
+            sizes, start, worker.pid, lambda: create_schedules(sizes, token, start, creations)
+        )
     finally:
-        for process in (beat, worker, server):
-            process.send_signal(signal.SIGTERM)
-        for process in (beat, worker, server):
-            process.wait(60)
+        stop(beat, worker, server)
+    print_creation_trouble(creations)
+    return {**costs, **creation_figures(sizes, creations)}
+
+
+def window_costs(
+    sizes: Sizes, start: datetime, worker: int, create: Callable[[], None]
+) -> dict[str, float]:
+    """Waits for the window, runs `create` through it and the window's last sweep; the WAL
+    written and the CPU the worker and the machine spent meanwhile."""
+    ahead = (start - datetime.now(UTC)).total_seconds()
+    if ahead < 1:
+        print(f"  the window started {-ahead:.1f} s before beat and worker were up")
+    time.sleep(max(0.0, ahead - 1))
+    wal_before, cpu_worker_before = wal_lsn(), cpu_seconds([worker])
+    cpu_machine_before = machine_cpu_seconds()
+    started = time.monotonic()
+    create()
+    remaining = sizes.seconds + 5 - (time.monotonic() - started)
+    time.sleep(max(0.0, remaining))  # the window's last fires, and their sweep
+    return {
+        "wal": wal_lsn() - wal_before,
+        "cpu_worker": cpu_seconds([worker]) - cpu_worker_before,
+        "cpu_machine": machine_cpu_seconds() - cpu_machine_before,
+    }
+
+
+def stop(*processes: subprocess.Popen[bytes]) -> None:
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        process.wait(60)
+
+
+def print_creation_trouble(creations: Requests) -> None:
     if creations.failures:
         print(f"  {len(creations.failures)} creations failed, e.g. {creations.failures[0]}")
     for due, worst, count in stalls(creations.timeline):
@@ -333,13 +257,13 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
         print(
             f"  stall: {count} creations due from {at} UTC later than {STALL:g} s, worst {worst:.1f} s"
         )
+
+
+def creation_figures(sizes: Sizes, creations: Requests) -> dict[str, float]:
     latencies = sorted(creations.latencies)
     asked = sizes.creates_per_minute * sizes.seconds // 60
     return {
         "not_sent": asked - len(latencies),
-        "wal": wal,
-        "cpu_worker": cpu_worker,
-        "cpu_machine": cpu_machine,
         "created": len(latencies) - len(creations.failures),
         "create_failures": len(creations.failures),
         "create_p50": percentile(latencies, 0.50),
@@ -361,8 +285,17 @@ def run_cron_scale(sizes: Sizes) -> None:
     figures = run_window(sizes, start)
     late = lateness_of_messages()
     broker().delete(QUEUE)
-    fired = len(late)
-    record("cron_scale", "occurrences published", fired, "events", expected=sizes.window)
+    record_lateness(sizes, late)
+    record_creations(sizes, figures)
+    for name, value in sizes_of_tables().items():
+        unit = "rows" if name.endswith("rows") else "MiB"
+        record("cron_scale", name, value / (1 if unit == "rows" else 2**20), unit)
+    record_costs(sizes, figures, fired=len(late))
+    print(f"  (load average {os.getloadavg()[0]:.2f} at the end)")
+
+
+def record_lateness(sizes: Sizes, late: list[float]) -> None:
+    record("cron_scale", "occurrences published", len(late), "events", expected=sizes.window)
     record("cron_scale", "p50 published - scheduled", percentile(late, 0.50), "s")
     record_against(
         "cron_scale",
@@ -375,6 +308,9 @@ def run_cron_scale(sizes: Sizes) -> None:
     )
     record("cron_scale", "max published - scheduled", late[-1], "s")
     record("cron_scale", "published early", sum(v < 0 for v in late), "events")
+
+
+def record_creations(sizes: Sizes, figures: dict[str, float]) -> None:
     record("cron_scale", "schedules created by POST", figures["created"], "schedules")
     record_against(
         "cron_scale",
@@ -389,9 +325,9 @@ def run_cron_scale(sizes: Sizes) -> None:
     record("cron_scale", "creation latency p50", figures["create_p50"] * 1000, "ms")
     record("cron_scale", "creation latency p99", figures["create_p99"] * 1000, "ms")
     record("cron_scale", "creation latency max", figures["create_max"] * 1000, "ms")
-    for name, value in sizes_of_tables().items():
-        unit = "rows" if name.endswith("rows") else "MiB"
-        record("cron_scale", name, value / (1 if unit == "rows" else 2**20), unit)
+
+
+def record_costs(sizes: Sizes, figures: dict[str, float], *, fired: int) -> None:
     per_event = max(fired, 1)
     record("cron_scale", "WAL written during the run", figures["wal"] / 2**20, "MiB")
     record("cron_scale", "WAL per occurrence (incl. creations)", figures["wal"] / per_event, "B")
@@ -407,7 +343,6 @@ def run_cron_scale(sizes: Sizes) -> None:
         figures["cpu_machine"] / sizes.seconds * 100,
         "% of a core",
     )
-    print(f"  (load average {os.getloadavg()[0]:.2f} at the end)")
 
 
 def quick_or_full(full: bool) -> Sizes:

@@ -48,7 +48,7 @@ def lateness_of_messages() -> list[float]:
 
 
 def percentile(values: list[float], share: float) -> float:
-    return values[min(len(values) - 1, int(share * len(values)))]
+    return values[min(len(values) - 1, int(share * len(values)))] if values else float("nan")
 
 
 # (label, SCHEDULING_SWEEP_HOLD): the defaults; the hold the issue measured; the hold equal to

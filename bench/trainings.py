@@ -8,11 +8,14 @@ written. Prints a small report.
 """
 
 import argparse
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from bench.common import timed
 from bench.scratch import on_scratch_database
+
+if TYPE_CHECKING:
+    from trainings.models import Team
 
 
 def main() -> None:
@@ -28,35 +31,48 @@ def run(trainings: int, moves: int, players: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from trainings.models import Player, ScheduledTrainingNotification, Team, Training
-    from trainings.services import training_create, training_create_many, training_move
-
-    def new_team(name: str) -> Team:
-        team = Team.objects.create(name=name)
-        Player.objects.bulk_create(Player(team=team, name=f"p{i}") for i in range(players))
-        return team
-
     first = timezone.now() + timedelta(days=4)
     times = [
         (first + timedelta(minutes=10 * i), first + timedelta(minutes=10 * i + 90))
         for i in range(trainings)
     ]
-
-    team = new_team("one call per training")
-    with timed() as elapsed:
-        for start_at, end_at in times:
-            training_create(team=team, start_at=start_at, end_at=end_at, invitations_enabled=True)
-    report("training_create x", trainings, team, elapsed[0])
-
-    team = new_team("one call")
-    with timed() as elapsed:
-        training_create_many(team=team, times=times, invitations_enabled=True)
-    report("training_create_many,", trainings, team, elapsed[0])
-
+    team = time_creations(times, players)
     # A freshly bulk-loaded table has no planner statistics until autovacuum analyses it;
     # without them the moves' lookups by training can pick poor plans, so analyse as it would.
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
+    time_moves(team, moves)
+
+
+def new_team(name: str, players: int) -> "Team":
+    from trainings.models import Player, Team
+
+    team = Team.objects.create(name=name)
+    Player.objects.bulk_create(Player(team=team, name=f"p{i}") for i in range(players))
+    return team
+
+
+def time_creations(times: list[tuple[datetime, datetime]], players: int) -> "Team":
+    """One team's trainings created one call each, another's in one call; the second team."""
+    from trainings.services import training_create, training_create_many
+
+    team = new_team("one call per training", players)
+    with timed() as elapsed:
+        for start_at, end_at in times:
+            training_create(team=team, start_at=start_at, end_at=end_at, invitations_enabled=True)
+    report("training_create x", len(times), team, elapsed[0])
+
+    team = new_team("one call", players)
+    with timed() as elapsed:
+        training_create_many(team=team, times=times, invitations_enabled=True)
+    report("training_create_many,", len(times), team, elapsed[0])
+    return team
+
+
+def time_moves(team: "Team", moves: int) -> None:
+    from trainings.models import ScheduledTrainingNotification, Training
+    from trainings.services import training_move
+
     chosen = list(Training.objects.filter(team=team).order_by("pk")[:moves])
     with timed() as elapsed:
         moved = sum(

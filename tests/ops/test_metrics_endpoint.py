@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from scheduling import metrics
 from scheduling.handling import handle_once
+from scheduling.metrics import gauges, store
 from scheduling.sweep import sweep
 from tests.conftest import UNREACHABLE_REDIS_CACHE
 from tests.factories import ScheduledPingFactory, make_due_pings
@@ -117,17 +118,17 @@ def test_snapshot_reads_the_gauges_of_one_model():
 
 def test_quantiles_interpolate_within_buckets_as_promql_does():
     buckets = [(1.0, 0.0), (2.0, 10.0), (4.0, 20.0), (float("inf"), 20.0)]
-    assert metrics.quantile(0.5, buckets) == 2.0
-    assert metrics.quantile(0.75, buckets) == 3.0
-    assert metrics.quantile(0.5, [(1.0, 0.0), (float("inf"), 0.0)]) is None
-    assert metrics.quantile(0.99, [(1.0, 1.0), (float("inf"), 5.0)]) == 1.0
+    assert store.quantile(0.5, buckets) == 2.0
+    assert store.quantile(0.75, buckets) == 3.0
+    assert store.quantile(0.5, [(1.0, 0.0), (float("inf"), 0.0)]) is None
+    assert store.quantile(0.99, [(1.0, 1.0), (float("inf"), 5.0)]) == 1.0
 
 
 @override_settings(CACHES=UNREACHABLE_REDIS_CACHE)
 def test_a_sweep_and_a_handler_go_on_when_the_metrics_store_is_down(
     client, django_capture_on_commit_callbacks, monkeypatch
 ):
-    monkeypatch.setattr(metrics, "_outage", metrics._Outage())
+    monkeypatch.setattr(store, "_outage", store._Outage())
     make_due_pings(2)
     with django_capture_on_commit_callbacks(execute=True):
         result = sweep(ScheduledPing)
@@ -146,7 +147,7 @@ def test_a_sweep_and_a_handler_go_on_when_the_metrics_store_is_down(
 
 
 def test_counts_stop_at_the_cap_and_pending_rows_past_it_are_estimated(monkeypatch):
-    monkeypatch.setattr(metrics, "COUNT_CAP", 3)
+    monkeypatch.setattr(gauges, "COUNT_CAP", 3)
     make_due_pings(5)
 
     shot = metrics.snapshot(ScheduledPing)

@@ -33,12 +33,9 @@ from tests.trainings.fake_fcm import (
     quota_exceeded,
 )
 from trainings.models import PushResult, ScheduledTrainingNotification
-from trainings.push import (
-    PushRetryLater,
-    close_results_connection,
-    get_push_backend,
-    retry_after_seconds,
-)
+from trainings.push import PushRetryLater, get_push_backend
+from trainings.push.fcm import retry_after_seconds
+from trainings.push.results import close_results_connection
 from trainings.services import training_create
 from trainings.tasks import send_training_reminder
 

@@ -1,0 +1,135 @@
+"""The jobs API's bodies and answers: PUT, POST and PATCH refuse fields they do not know; a
+job answers with its pending runs and its latest others."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from scheduling.api.serializers import (
+    BoundedJSONField,
+    BulkCancelSerializer,
+    BulkRescheduleSerializer,
+    ScheduledEventSerializer,
+    StrictDateTimeField,
+)
+from scheduling.jobs.api.fields import (
+    CallbackField,
+    KeyField,
+    LabelsField,
+    PayloadField,
+    SchedulesField,
+)
+from scheduling.jobs.api.filters import FILTER_HELP
+from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.models import iso_utc
+
+# A job's answer lists its pending runs and this many of its latest other runs.
+RUN_HISTORY = 50
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know: a misspelt field must not be dropped silently."""
+
+    refused: ClassVar[dict[str, str]] = {}
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            accepted = ", ".join(self.fields)
+            unknown = sorted(set(data) - set(self.fields))
+            errors = {
+                name: [self.refused.get(name, f"Unknown field; accepted: {accepted}.")]
+                for name in unknown
+            }
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
+
+
+class JobPutSerializer(StrictSerializer):
+    schedules = SchedulesField(
+        help_text="The instants of the pending runs, ISO 8601 with an offset or Z; may be empty."
+    )
+    callback = CallbackField()
+    payload = PayloadField(
+        required=False,
+        help_text="A JSON object; empty if not given. A rabbitmq callback may give it as "
+        "`callback.data.payload` instead.",
+    )
+    labels = LabelsField(required=False, help_text="A JSON object of strings; empty if not given.")
+
+
+class JobPostSerializer(JobPutSerializer):
+    """PUT's body with the key in it: MyCoach's scheduler request, as its clients send it."""
+
+    key = KeyField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        return {"key": fields.pop("key"), **fields}
+
+
+class JobPatchSerializer(StrictSerializer):
+    refused: ClassVar[dict[str, str]] = {
+        "schedules": "PATCH changes callback, payload or labels; PUT the job to replace its "
+        "schedules."
+    }
+    callback = CallbackField(required=False)
+    payload = PayloadField(required=False, help_text="Replaces the payload.")
+    labels = LabelsField(required=False, help_text="Replaces the labels.")
+
+
+class JobRunSerializer(ScheduledEventSerializer):
+    message_id = serializers.CharField(
+        read_only=True, help_text="The id the callback's consumer receives."
+    )
+
+    class Meta(ScheduledEventSerializer.Meta):
+        model = ScheduledJobRun
+        fields = (*ScheduledEventSerializer.Meta.fields, "message_id")
+        read_only_fields = fields
+
+
+class JobSerializer(serializers.ModelSerializer):
+    callback = CallbackField(read_only=True)
+    payload = PayloadField(read_only=True)
+    labels = LabelsField(read_only=True)
+    schedules = serializers.SerializerMethodField(help_text="The instants of the pending runs.")
+    runs = serializers.SerializerMethodField(
+        help_text=f"The pending runs and the {RUN_HISTORY} latest others (delivered, cancelled, "
+        "expired, failed), by due time."
+    )
+    created_at = StrictDateTimeField(read_only=True)
+    updated_at = StrictDateTimeField(read_only=True)
+
+    class Meta:
+        model = Job
+        fields: tuple[str, ...] = ("key", "callback", "payload", "labels", "schedules", "runs")
+        fields = (*fields, "created_at", "updated_at")
+
+    @extend_schema_field({"type": "array", "items": {"type": "string", "format": "date-time"}})
+    def get_schedules(self, job: Job) -> list[str]:
+        return [iso_utc(run.due_at) for run in job.pending_runs]  # type: ignore[attr-defined]
+
+    @extend_schema_field(JobRunSerializer(many=True))
+    def get_runs(self, job: Job) -> Any:
+        runs = [*job.pending_runs, *job.recent_runs]  # type: ignore[attr-defined]
+        runs.sort(key=lambda run: (run.due_at, run.pk))
+        return JobRunSerializer(runs, many=True).data
+
+
+BULK_FILTER_HELP = (
+    'The list\'s filters as an object, e.g. {"label.team": "a", "payload.training.id": 42}. '
+    + FILTER_HELP
+)
+
+
+class JobBulkRescheduleSerializer(BulkRescheduleSerializer):
+    filter = serializers.DictField(child=BoundedJSONField(), help_text=BULK_FILTER_HELP)
+
+
+class JobBulkCancelSerializer(BulkCancelSerializer):
+    filter = serializers.DictField(child=BoundedJSONField(), help_text=BULK_FILTER_HELP)

@@ -1,0 +1,96 @@
+"""Gauges read from PostgreSQL when asked (the scrape, the dashboard, the health view), over the
+partial indexes: backlog, lateness, failed rows, rows awaiting handling."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+
+from scheduling.models import ScheduledEvent, Status
+
+# Row counts stop here, so a scrape costs the same on a large table as on a small one (counting
+# index entries takes time in proportion to their number): a gauge at the cap means "at least
+# this many". Pending rows past the cap are the planner's estimate.
+COUNT_CAP = 10_000
+
+
+@dataclass(frozen=True)
+class ModelSnapshot:
+    """Rows of one model now. Counts stop at COUNT_CAP (a count at the cap: at least that),
+    but `pending`, which past the cap is PostgreSQL's estimate (from ANALYZE statistics)."""
+
+    pending: int
+    due_now: int  # pending rows already due
+    oldest_due_seconds: float  # how late the oldest due pending row is; 0.0 when none is due
+    failed_rows: int
+    awaiting_handling: int  # published, not handled yet (0 for models without a handler)
+
+
+GAUGES_SQL = """
+SELECT
+  (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'pending'
+     ORDER BY due_at LIMIT %(cap)s) AS pending),
+  (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'pending'
+     AND due_at <= statement_timestamp() ORDER BY due_at LIMIT %(cap)s) AS due),
+  (SELECT EXTRACT(EPOCH FROM statement_timestamp() - due_at) FROM {table}
+     WHERE status = 'pending' AND due_at <= statement_timestamp() ORDER BY due_at LIMIT 1),
+  (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'failed' LIMIT %(cap)s) AS failed),
+  {awaiting}
+"""
+AWAITING_SQL = """(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'delivered'
+     AND handled_at IS NULL ORDER BY delivered_at LIMIT %(cap)s) AS awaiting)"""
+
+
+def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
+    """One query. ORDER BY on the indexed column keeps each count on its partial index (pending
+    due_at, awaiting handling) whatever the statistics say."""
+    if connection.vendor != "postgresql":
+        return _snapshot_orm(model)
+    table = connection.ops.quote_name(model._meta.db_table)
+    awaiting = AWAITING_SQL.format(table=table) if model.get_awaits_handling() else "0"
+    with connection.cursor() as cursor:
+        cursor.execute(GAUGES_SQL.format(table=table, awaiting=awaiting), {"cap": COUNT_CAP})
+        pending, due, oldest, failed, in_flight = cursor.fetchone()
+        if pending >= COUNT_CAP:
+            pending = max(_estimated_pending(cursor, table), COUNT_CAP)
+    return ModelSnapshot(pending, due, max(float(oldest or 0), 0.0), failed, in_flight)
+
+
+def _estimated_pending(cursor: Any, table: str) -> int:
+    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE status = 'pending'")
+    plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
+def _snapshot_orm(model: type[ScheduledEvent]) -> ModelSnapshot:
+    """The embedded mode (SQLite): the same figures, without the index tricks."""
+    rows = model.objects.all()
+    due = rows.due().order_by("due_at")
+    oldest = due.values_list("due_at", flat=True).first()
+    awaiting = rows.awaiting_handling() if model.get_awaits_handling() else rows.none()
+    return ModelSnapshot(
+        pending=rows.pending()[:COUNT_CAP].count(),
+        due_now=due[:COUNT_CAP].count(),
+        oldest_due_seconds=(datetime.now(UTC) - oldest).total_seconds() if oldest else 0.0,
+        failed_rows=rows.filter(status=Status.FAILED)[:COUNT_CAP].count(),
+        awaiting_handling=awaiting[:COUNT_CAP].count(),
+    )
+
+
+def oldest_due_seconds(model: type[ScheduledEvent]) -> float:
+    """How late the oldest due pending row is, by the database's clock (0.0: none due)."""
+    if connection.vendor != "postgresql":
+        return _snapshot_orm(model).oldest_due_seconds
+    table = connection.ops.quote_name(model._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT EXTRACT(EPOCH FROM statement_timestamp() - due_at) FROM {table}"
+            " WHERE status = 'pending' AND due_at <= statement_timestamp() ORDER BY due_at LIMIT 1"
+        )
+        row = cursor.fetchone()
+    return max(float(row[0]), 0.0) if row else 0.0

@@ -1,0 +1,138 @@
+"""/metrics in Prometheus' text format: the database's gauges and the store's counters and
+histograms, computed when scraped. With the store down the scrape leaves the counters out
+rather than report zeros that would read as a counter reset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.utils import floatToGoString
+
+from scheduling.metrics.gauges import COUNT_CAP, ModelSnapshot, snapshot
+from scheduling.metrics.store import (
+    LATENESS_BUCKETS,
+    SWEEP_BUCKETS,
+    cumulative,
+    label,
+    read_hashes,
+    total_key,
+)
+from scheduling.registry import scheduled_models
+
+COUNTERS = {
+    "published": "Events published by the sweep (one per published row).",
+    "handled": "Events handled: handle_once committed handled_at.",
+    "handle_failures": "Handlings that failed (the handler raised inside handle_once).",
+    "redelivered": (
+        "Events sent back to be published again: not handled within "
+        "SCHEDULING_HANDLING_TIMEOUT (requeued by the sweep), or a failed handling with tries left."
+    ),
+}
+GAUGES = {
+    "pending": (
+        "scheduling_pending_rows",
+        f"Pending rows (counted up to {COUNT_CAP}, then PostgreSQL's estimate).",
+    ),
+    "due_now": ("scheduling_due_rows", f"Pending rows already due (counted up to {COUNT_CAP})."),
+    "oldest_due_seconds": (
+        "scheduling_oldest_due_seconds",
+        "Seconds the oldest due pending row has waited (0: none due), by the database's clock.",
+    ),
+    "failed_rows": ("scheduling_failed_rows", f"Failed rows (counted up to {COUNT_CAP})."),
+    "awaiting_handling": (
+        "scheduling_awaiting_handling_rows",
+        f"Published rows not handled yet (counted up to {COUNT_CAP}).",
+    ),
+}
+
+
+class SchedulingCollector(Collector):
+    """Everything /metrics shows, computed when scraped."""
+
+    def collect(self) -> Iterator[Metric]:
+        models = [label(model) for model in scheduled_models()]
+        totals = read_hashes([total_key(name) for name in models])
+        yield from _gauge_families({label(model): snapshot(model) for model in scheduled_models()})
+        yield GaugeMetricFamily(
+            "scheduling_metrics_store_up",
+            "1 when the counters' store (Redis) answered this scrape; 0: counters left out.",
+            value=0 if totals is None else 1,
+        )
+        if totals is not None:
+            yield from _store_families(dict(zip(models, totals, strict=True)))
+
+
+def exposition() -> bytes:
+    from prometheus_client import generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SchedulingCollector())
+    return generate_latest(registry)
+
+
+def _gauge_families(snapshots: dict[str, ModelSnapshot]) -> Iterator[Metric]:
+    for field, (name, help_text) in GAUGES.items():
+        family = GaugeMetricFamily(name, help_text, labels=["model"])
+        for model_label, shot in snapshots.items():
+            family.add_metric([model_label], getattr(shot, field))
+        yield family
+
+
+def _store_families(totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
+    for counter, help_text in COUNTERS.items():
+        family = CounterMetricFamily(f"scheduling_{counter}", help_text, labels=["model"])
+        for model_label, fields in totals.items():
+            family.add_metric([model_label], fields.get(counter, 0))
+        yield family
+    yield _histogram(
+        "scheduling_publish_lateness_seconds",
+        "Publish time (the claim's database clock) minus due_at, per published row.",
+        totals,
+        ("lateness", LATENESS_BUCKETS),
+    )
+    yield _histogram(
+        "scheduling_sweep_duration_seconds",
+        "Duration of sweeps that held their lock (a holding sweep's hold included).",
+        totals,
+        ("sweep", SWEEP_BUCKETS),
+    )
+    yield _last_sweep(totals)
+
+
+def _last_sweep(totals: dict[str, dict[str, float]]) -> Metric:
+    last = GaugeMetricFamily(
+        "scheduling_last_sweep_timestamp_seconds",
+        "Unix time the last sweep of the model ended (absent: never since the store began).",
+        labels=["model"],
+    )
+    for model_label, fields in totals.items():
+        if "last_sweep" in fields:
+            last.add_metric([model_label], fields["last_sweep"])
+    return last
+
+
+def _histogram(
+    name: str,
+    help_text: str,
+    totals: dict[str, dict[str, float]],
+    buckets: tuple[str, Sequence[float]],
+) -> Metric:
+    prefix, bounds = buckets
+    family = HistogramMetricFamily(name, help_text, labels=["model"])
+    for model_label, fields in totals.items():
+        family.add_metric(
+            [model_label],
+            [
+                (floatToGoString(bound), count)
+                for bound, count in cumulative(fields, prefix, bounds)
+            ],
+            sum_value=fields.get(f"{prefix}_sum", 0.0),
+        )
+    return family

@@ -1,0 +1,236 @@
+"""The counters' store: one Redis hash per model (the default cache's, the lock store) for the
+totals, and one per model and minute, kept two days, for the admin's dashboard.
+
+Writes are HINCRBY: sweepers, Celery workers and web processes on any number of hosts add to
+one total, and any web process can serve the scrape. (prometheus_client's multiprocess mode
+combines the processes of one host only, through a shared directory.) Recording is best effort:
+a write never raises, and with the store down counts are dropped (one warning per outage).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from prometheus_client.utils import floatToGoString
+
+from scheduling.locks import redis_client_for_locks
+from scheduling.metrics.logs import BatchIds, batch_ids, log_published
+from scheduling.models import ScheduledEvent
+
+log = logging.getLogger("scheduling.metrics")
+
+PREFIX = "scheduling:metrics"
+MINUTE_TTL = 2 * 24 * 3600  # seconds a per-minute hash is kept
+OUTAGE_PAUSE = 10.0  # seconds recording stays off after the store failed
+
+LATENESS_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+SWEEP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+# --- Recording (sweepers, workers) ------------------------------------------------------------
+
+
+def label(model: type[ScheduledEvent]) -> str:
+    return model._meta.label_lower
+
+
+def record_published(
+    model: type[ScheduledEvent], rows: Sequence[ScheduledEvent], *, cutoff: datetime
+) -> None:
+    """Called inside the batch's transaction: counts and logs the batch once it commits.
+
+    Lateness is the claim's cutoff (the database's clock) minus each row's due_at; the
+    publish follows within the same transaction.
+    """
+    if rows:
+        lateness = [(cutoff - row.due_at).total_seconds() for row in rows]
+        ids = batch_ids(rows)
+        transaction.on_commit(lambda: _published(label(model), lateness, ids), robust=True)
+
+
+def record_sweep(model: type[ScheduledEvent], duration: float, *, redelivered: int) -> None:
+    """After a sweep that held its lock: its duration, the time it ended, requeued events."""
+    key = total_key(label(model))
+    bucket = _bucket_field("sweep", SWEEP_BUCKETS, duration)
+
+    def write(pipe: Any) -> None:
+        pipe.hincrby(key, bucket, 1)
+        pipe.hincrbyfloat(key, "sweep_sum", duration)
+        pipe.hset(key, "last_sweep", time.time())
+        if redelivered:
+            _count(pipe, label(model), "redelivered", redelivered)
+
+    _write(write)
+
+
+def record_handled(model: type[ScheduledEvent]) -> None:
+    """Called inside the handling's transaction: counted once it commits."""
+    transaction.on_commit(
+        lambda: _write(lambda pipe: _count(pipe, label(model), "handled")), robust=True
+    )
+
+
+def record_handle_failure(model: type[ScheduledEvent], *, retried: bool) -> None:
+    def write(pipe: Any) -> None:
+        _count(pipe, label(model), "handle_failures")
+        if retried:
+            _count(pipe, label(model), "redelivered")
+
+    transaction.on_commit(lambda: _write(write), robust=True)
+
+
+def _published(model_label: str, lateness: list[float], ids: BatchIds) -> None:
+    log_published(model_label, lateness, ids)
+    buckets = Counter(_bucket_field("lateness", LATENESS_BUCKETS, value) for value in lateness)
+
+    def write(pipe: Any) -> None:
+        _count(pipe, model_label, "published", len(lateness))
+        for field, count in buckets.items():
+            _count(pipe, model_label, field, count)
+        pipe.hincrbyfloat(total_key(model_label), "lateness_sum", sum(lateness))
+
+    _write(write)
+
+
+def _count(pipe: Any, model_label: str, field: str, amount: int = 1) -> None:
+    """The total and this minute's bucket; the minute by the recording host's clock."""
+    minute_key = _minute_key(model_label, int(time.time() // 60))
+    pipe.hincrby(total_key(model_label), field, amount)
+    pipe.hincrby(minute_key, field, amount)
+    pipe.expire(minute_key, MINUTE_TTL)
+
+
+def total_key(model_label: str) -> str:
+    return f"{PREFIX}:{model_label}"
+
+
+def _minute_key(model_label: str, minute: int) -> str:
+    return f"{PREFIX}:{model_label}:minute:{minute}"
+
+
+def _bucket_field(name: str, bounds: Sequence[float], value: float) -> str:
+    """Each observation counts in the one smallest bucket that holds it (made cumulative when
+    read), so a batch adds one HINCRBY per bucket used, not per row."""
+    for bound in bounds:
+        if value <= bound:
+            return f"{name}:{floatToGoString(bound)}"
+    return f"{name}:+Inf"
+
+
+@dataclass
+class _Outage:
+    until: float = 0.0  # monotonic time before which recording is skipped
+    reported: bool = False
+
+
+_outage = _Outage()
+
+
+def _write(commands: Callable[[Any], None]) -> None:
+    """One pipelined round trip. Never raises: metrics must not fail what they measure."""
+    if time.monotonic() < _outage.until:
+        return
+    try:
+        client = redis_client_for_locks()
+        if client is None:
+            return  # the embedded mode keeps no counters
+        pipe = client.pipeline(transaction=False)
+        commands(pipe)
+        pipe.execute()
+    except Exception as exc:
+        _outage.until = time.monotonic() + OUTAGE_PAUSE
+        level = logging.DEBUG if _outage.reported else logging.WARNING
+        log.log(level, "metrics store unreachable (%s); counts are dropped meanwhile", exc)
+        _outage.reported = True
+        return
+    _outage.reported = False
+
+
+# --- Reading: the totals and the dashboard's per-minute buckets -------------------------------
+
+
+@dataclass(frozen=True)
+class MinuteBucket:
+    minute: datetime  # aware UTC, start of the minute
+    published: int
+    handled: int
+    handle_failures: int
+    lateness_p50: float | None  # seconds, from the histogram buckets of that minute
+    lateness_p99: float | None
+
+
+def recent_minutes(
+    model_label: str, minutes: int = 60, *, now: datetime | None = None
+) -> list[MinuteBucket]:
+    """Oldest first, one bucket per minute (zeros for minutes without data).
+
+    The minute in progress is the last one. With the store unreachable every bucket is zero.
+    """
+    model_label = model_label.lower()
+    last = int((now or datetime.now(UTC)).timestamp() // 60)
+    numbers = range(last - minutes + 1, last + 1)
+    hashes = read_hashes([_minute_key(model_label, n) for n in numbers]) or [{}] * minutes
+    return [_minute_bucket(number, fields) for number, fields in zip(numbers, hashes, strict=True)]
+
+
+def _minute_bucket(number: int, fields: dict[str, float]) -> MinuteBucket:
+    buckets = cumulative(fields, "lateness", LATENESS_BUCKETS)
+    return MinuteBucket(
+        minute=datetime.fromtimestamp(number * 60, UTC),
+        published=int(fields.get("published", 0)),
+        handled=int(fields.get("handled", 0)),
+        handle_failures=int(fields.get("handle_failures", 0)),
+        lateness_p50=quantile(0.5, buckets),
+        lateness_p99=quantile(0.99, buckets),
+    )
+
+
+def read_hashes(keys: list[str]) -> list[dict[str, float]] | None:
+    """HGETALL of each key in one round trip; None when there is no store or it is down."""
+    client = redis_client_for_locks()
+    if client is None:
+        return None
+    try:
+        pipe = client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hgetall(key)
+        replies = pipe.execute()
+    except Exception as exc:
+        log.warning("metrics store unreachable (%s)", exc)
+        return None
+    return [{name.decode(): float(value) for name, value in reply.items()} for reply in replies]
+
+
+def cumulative(
+    fields: dict[str, float], name: str, bounds: Sequence[float]
+) -> list[tuple[float, float]]:
+    """(upper bound, observations <= bound) for each bound and +Inf, as Prometheus has them."""
+    running, result = 0.0, []
+    for bound in [*bounds, math.inf]:
+        running += fields.get(f"{name}:{floatToGoString(bound)}", 0)
+        result.append((bound, running))
+    return result
+
+
+def quantile(q: float, buckets: list[tuple[float, float]]) -> float | None:
+    """As PromQL's histogram_quantile: linear within the bucket; the last finite bound when the
+    quantile falls in +Inf; None without observations."""
+    total = buckets[-1][1]
+    if not total:
+        return None
+    rank, lower, below = q * total, 0.0, 0.0
+    for bound, count in buckets:
+        if count >= rank:
+            if math.isinf(bound):
+                return lower
+            return lower + (bound - lower) * (rank - below) / max(count - below, 1e-9)
+        lower, below = bound, count
+    return lower
