@@ -24,8 +24,8 @@ from bench.common import broker, record, sql, timed, vacuum
 from bench.cpu import CpuUse
 from purchases.models import ScheduledPurchase
 from scheduling.clock import database_now
-from scheduling.messages import OutgoingTask
 from scheduling.models import Status, iso_utc
+from scheduling.outgoing import OutgoingTask
 from scheduling.queries import mark_delivered
 from scheduling.sweep import claim_due, sweep
 

@@ -1,7 +1,7 @@
 """The abstract scheduled row every domain subclasses, and the QuerySet business code uses.
 
 QuerySet methods are data-only: one UPDATE each, a row count back. Publishing lives in
-sweep.py and publishing.py; a row only says what it publishes (messages.py).
+sweep.py and the publishing package; a row only says what it publishes (outgoing.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.db.models.functions import Now
 from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
-from scheduling.messages import OutgoingMessage, OutgoingTask
+from scheduling.outgoing import OutgoingMessage, OutgoingTask
 
 
 class Status(models.TextChoices):

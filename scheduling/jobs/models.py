@@ -13,8 +13,8 @@ from typing import Any
 from django.db import models
 
 from scheduling.jobs.indexes import JsonContainmentIndex
-from scheduling.messages import OutgoingJson, OutgoingMessage, OutgoingTask
 from scheduling.models import ScheduledEvent, iso_utc
+from scheduling.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.targets import CallbackType
 
 
@@ -93,10 +93,5 @@ class ScheduledJobRun(ScheduledEvent):
                 queue=callback["data"]["queue"], body=self.job.payload, message_id=self.message_id
             )
         if callback.get("type") == CallbackType.TASK:
-            return OutgoingTask(
-                task_name=callback["task"],
-                queue=callback["queue"],
-                task_id=self.event_id,
-                kwargs={"event": self.to_event(published_at)},
-            )
+            return self.task_message(published_at, callback["task"], callback["queue"])
         raise ValueError(f"job {self.job.key!r} has an unknown callback {callback!r}")

@@ -20,8 +20,8 @@ from django.db.models import Q, QuerySet
 from scheduling.conf import scheduling_settings
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jsonvalues import json_depth, json_has_nul
-from scheduling.messages import dumps
 from scheduling.models import ScheduledEventQuerySet, Status, iso_utc, require_aware
+from scheduling.outgoing import dumps
 from scheduling.targets import TargetError, check_callback
 
 JobError = TargetError  # the API and the admin catch one error type for every field

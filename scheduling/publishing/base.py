@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from scheduling.messages import OutgoingJson, OutgoingMessage, OutgoingTask, dumps
+from scheduling.outgoing import OutgoingJson, OutgoingMessage, OutgoingTask, dumps
 
 
 class PublishError(Exception):

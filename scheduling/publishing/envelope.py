@@ -8,7 +8,7 @@ import base64
 import re
 from typing import Any
 
-from scheduling.messages import OutgoingTask, dumps
+from scheduling.outgoing import OutgoingTask, dumps
 from scheduling.publishing.base import kwargs_repr, task_message
 
 

@@ -12,7 +12,7 @@ from celery import Celery
 from kombu import Queue
 from kombu.exceptions import KombuError
 
-from scheduling.messages import OutgoingJson, OutgoingMessage, dumps
+from scheduling.outgoing import OutgoingJson, OutgoingMessage, dumps
 from scheduling.publishing.base import PreparedMessage, PublishError, json_body, task_message
 
 

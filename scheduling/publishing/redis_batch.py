@@ -18,7 +18,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
-from scheduling.messages import OutgoingJson, OutgoingMessage, OutgoingTask
+from scheduling.outgoing import OutgoingJson, OutgoingMessage, OutgoingTask
 from scheduling.publishing.base import PreparedMessage, PublishError, json_body
 from scheduling.publishing.envelope import EnvelopeTemplate, TaskMessageShape
 

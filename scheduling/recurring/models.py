@@ -24,8 +24,8 @@ from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
-from scheduling.messages import OutgoingJson, OutgoingMessage
 from scheduling.models import ScheduledEvent, Status, iso_utc
+from scheduling.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.recurring import cron
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
 from scheduling.recurring.templates import render

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 
-from scheduling.messages import OutgoingMessage
+from scheduling.outgoing import OutgoingMessage
 from scheduling.publishing import PreparedMessage, make_publisher
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import occurrence_skip

@@ -7,7 +7,7 @@ import orjson
 import pytest
 from celery import current_app
 
-from scheduling.messages import OutgoingTask
+from scheduling.outgoing import OutgoingTask
 from scheduling.publishing.envelope import EnvelopeTemplate, TaskMessageShape, redis_envelope
 
 ORIGIN = "scheduling@test-host"

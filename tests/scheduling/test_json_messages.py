@@ -9,7 +9,7 @@ import pytest
 from celery import Celery
 from django.utils import timezone
 
-from scheduling.messages import OutgoingJson
+from scheduling.outgoing import OutgoingJson
 from scheduling.publishing.kombu_producer import KombuPublisher
 from scheduling.sweep import sweep
 from tests.amqp import AMQP_URL, amqp_app

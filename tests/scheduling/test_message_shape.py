@@ -4,7 +4,7 @@
 import pytest
 from celery import current_app
 
-from scheduling.messages import OutgoingTask, dumps
+from scheduling.outgoing import OutgoingTask, dumps
 from scheduling.publishing.base import task_message
 from scheduling.publishing.envelope import TaskMessageShape
 

@@ -5,8 +5,8 @@ from typing import Any
 
 from django.db import models
 
-from scheduling.messages import OutgoingJson, OutgoingMessage
 from scheduling.models import ScheduledEvent, iso_utc
+from scheduling.outgoing import OutgoingJson, OutgoingMessage
 
 
 class Ping(models.Model):

@@ -1,7 +1,7 @@
 """What a scheduled row publishes: a Celery task message or a plain JSON body.
 
 Plain data, free of broker code, so models can say what they publish and only the publisher
-(publishing.py) talks to a broker.
+(the publishing package) talks to a broker.
 """
 
 from __future__ import annotations
