@@ -33,6 +33,7 @@ from scheduling import metrics
 from scheduling.clock import database_now
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.drain import Drain, overlaps
+from scheduling.history import record
 from scheduling.hold import acquire, deliver, holding_until
 from scheduling.locks import SweepLock, sweep_lock
 from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
@@ -329,6 +330,8 @@ def mark_batch(
     result.expired = model.objects.filter(pk__in=[row.pk for row in plan.expired]).update(
         status=Status.EXPIRED, updated_at=Now()
     )
+    if plan.expired:
+        record.write(record.expired(plan.expired, now=now))
     delivered = [row for row, _ in plan.publish]
     for row in delivered:
         row.status = Status.DELIVERED
@@ -357,4 +360,6 @@ def mark_poisoned(
         last_error=error[:2000],
         updated_at=Now(),
     )
+    row.attempts += 1
+    record.write([record.publish_failed(row, error, failed=failed)])
     return failed
