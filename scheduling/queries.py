@@ -79,7 +79,7 @@ REQUEUE_UNHANDLED = """
         FROM requeued, LATERAL (VALUES
             (delivered_at, 'published', 'sweep', jsonb_build_object('late_by_seconds',
                 round(extract(epoch FROM delivered_at - business_time)::numeric, 3))),
-            ({clock}, CASE WHEN status = 'failed' THEN 'failed' ELSE 'redelivered' END,
+            (statement_timestamp(), CASE WHEN status = 'failed' THEN 'failed' ELSE 'redelivered' END,
                 %(actor)s, jsonb_build_object('reason', %(note)s))
         ) AS entry(at, kind, actor, detail)
     )
