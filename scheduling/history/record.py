@@ -84,12 +84,16 @@ def expired(rows: Iterable[Any], *, now: datetime) -> list[EventHistory]:
             actor=sweeper,
             detail={
                 "due_at": row.due_at.isoformat(),
-                "max_lateness_seconds": row.max_lateness.total_seconds(),
+                "expires_at": _iso(row.expires_at()),
                 "late_by_seconds": late_by(now, row.due_at),
             },
         )
         for row in rows
     ]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
 
 
 def publish_failed(row: Any, error: str, *, failed: bool) -> EventHistory:
