@@ -26,7 +26,7 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from scheduling import metrics
-from scheduling.actors import process_actor
+from scheduling.actors import actor, process_actor
 from scheduling.conf import scheduling_settings
 from scheduling.history import record
 from scheduling.history.models import Kind
@@ -73,8 +73,17 @@ def handle_once(
     if model is not None and event_model is not model:
         raise ValueError(f"event {event.get('id')!r} is not a {model._meta.label} event")
     if event_model.at_most_once:
-        return _handling_at_most_once(event, event_model)
-    return _handling(event, event_model)
+        return _as_worker(_handling_at_most_once(event, event_model))
+    return _as_worker(_handling(event, event_model))
+
+
+@contextmanager
+def _as_worker(
+    handling: AbstractContextManager[ScheduledEvent | None],
+) -> Iterator[ScheduledEvent | None]:
+    # What the handler changes is recorded as the worker's doing.
+    with actor(process_actor("worker")), handling as row:
+        yield row
 
 
 @contextmanager

@@ -25,6 +25,12 @@ M = TypeVar("M", bound=models.Model)
 class LateRetryError(ValueError):
     """retry() of rows past their model's max_lateness, without allow_late=True."""
 
+    def __init__(self, message: str, *, count: int, earliest: datetime, max_lateness: timedelta):
+        super().__init__(message)
+        self.count = count
+        self.earliest = earliest
+        self.max_lateness = max_lateness
+
 
 def _bumped() -> dict[str, Any]:
     return {"version": F("version") + 1, "updated_at": Now()}
@@ -67,6 +73,12 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         rows = self._pending_for_update().exclude(due_at=due_at)
         change = bulk.moved("reschedule", due_at=due_at, business_due_at=None, **_bumped())
         return bulk.apply(rows, change)
+
+    def reschedule_with(self, how: str, **values: Any) -> int:
+        """A move whose values the caller computes (e.g. a per-row due time from a Case), on
+        the rows selected as they are (the caller keeps its own status conditions on this
+        table). Recorded as `rescheduled` with `how`, or `cancelled` for rows it cancels."""
+        return bulk.apply(self, bulk.moved(how, **values))
 
     def shift(self, delta: timedelta) -> int:
         if not isinstance(delta, timedelta):
@@ -170,7 +182,10 @@ def refuse_late_retry(rows: models.QuerySet[Any]) -> None:
             f"{found['count']} of these rows are past {rows.model._meta.label}'s max_lateness"
             f" ({max_lateness}): the earliest was due at {found['earliest'].isoformat()}."
             " Retrying sends them that late; pass allow_late=True (the API's and the admin's"
-            " confirmation) to retry them anyway."
+            " confirmation) to retry them anyway.",
+            count=found["count"],
+            earliest=found["earliest"],
+            max_lateness=max_lateness,
         )
 
 

@@ -30,6 +30,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from scheduling import metrics
+from scheduling.actors import actor, process_actor
 from scheduling.clock import database_now
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.drain import Drain, overlaps
@@ -116,6 +117,21 @@ def sweep(
     that with `hold` near the tick interval each tick's sweep takes over as the previous one
     ends.
     """
+    with actor(process_actor("sweep")):
+        return _sweep(
+            model, now=now, slot=slot, time_budget=time_budget, hold=hold, publisher=publisher
+        )
+
+
+def _sweep(
+    model: type[ScheduledEvent],
+    *,
+    now: datetime | None,
+    slot: int,
+    time_budget: float | None,
+    hold: float,
+    publisher: Publisher | None,
+) -> SweepResult:
     conf = scheduling_settings()
     hold_until = holding_until(hold, fixed_clock=now is not None)
     result = SweepResult(model=model._meta.label)

@@ -43,22 +43,30 @@ ROW_DETAIL = {
     ),
 }
 
+# A change that cancels some of its rows (a training moved so that a reminder would be in the
+# past) records those as cancelled, with their reason.
+NEWLY_CANCELLED = "changed.status = 'cancelled' AND chosen.old_status <> 'cancelled'"
+
 CHANGE_WITH_HISTORY = """
 WITH chosen(id, old_due, old_status) AS ({chosen}),
 changed AS (
     {update} WHERE {pk} = ANY(ARRAY(SELECT id FROM chosen))
-    RETURNING {pk} AS id, attempts, version, due_at, business_due_at
+    RETURNING {pk} AS id, attempts, version, due_at, business_due_at, status, cancel_reason
 )
 INSERT INTO {history} (model, row_id, at, kind, attempt, version, actor, detail)
-SELECT %s, changed.id, statement_timestamp(), %s, changed.attempts, changed.version, %s,
-       %s::jsonb || {row_detail}
+SELECT %s, changed.id, statement_timestamp(),
+       CASE WHEN {newly_cancelled} THEN 'cancelled' ELSE %s END,
+       changed.attempts, changed.version, %s,
+       %s::jsonb || {row_detail} || CASE WHEN {newly_cancelled}
+           THEN jsonb_build_object('reason', changed.cancel_reason) ELSE '{{}}'::jsonb END
 FROM changed JOIN chosen ON chosen.id = changed.id
 """
 
 
 def apply(rows: models.QuerySet[Any], change: Change) -> int:
     """Apply `change` to `rows` (already narrowed to the rows it may touch); the count."""
-    with transaction.atomic(using=rows.db):
+    # One statement needs no savepoint of its own; a transaction, for FOR UPDATE.
+    with transaction.atomic(using=rows.db, savepoint=False):
         if connections[rows.db].vendor == "postgresql":
             return _apply_in_one_statement(rows, change)
         return _apply_in_steps(rows, change)
@@ -82,6 +90,7 @@ def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change) -> int:
         pk=f"{quote(model._meta.db_table)}.{quote(model._meta.pk.column)}",
         history=quote(EventHistory._meta.db_table),
         row_detail=ROW_DETAIL.get(change.kind, "'{}'::jsonb"),
+        newly_cancelled=NEWLY_CANCELLED,
     )
     entry = [model._meta.label_lower, change.kind.value, current_actor()]
     params = [*chosen_params, *update_params, *entry, orjson.dumps(change.detail).decode()]
@@ -105,12 +114,9 @@ def _apply_in_steps(rows: models.QuerySet[Any], change: Change) -> int:
     manager = rows.model._default_manager.using(rows.db)
     count = manager.filter(pk__in=list(before)).update(**change.values)
     after = manager.filter(pk__in=list(before)).values_list(
-        "pk", "attempts", "version", "due_at", "business_due_at"
+        "pk", "attempts", "version", "due_at", "business_due_at", "status", "cancel_reason"
     )
-    entries = [
-        _entry(rows.model, change, before[pk], pk, attempts, version, due_at, business_due_at)
-        for pk, attempts, version, due_at, business_due_at in after
-    ]
+    entries = [_entry(rows.model, change, before[row[0]], *row) for row in after]
     EventHistory.objects.using(rows.db).bulk_create(entries)
     return count
 
@@ -118,9 +124,13 @@ def _apply_in_steps(rows: models.QuerySet[Any], change: Change) -> int:
 def _entry(
     model: type[models.Model], change: Change, before: tuple[Any, str], *row: Any
 ) -> EventHistory:
-    pk, attempts, version, due_at, business_due_at = row
+    pk, attempts, version, due_at, business_due_at, status, cancel_reason = row
     old_due, old_status = before
     detail = dict(change.detail)
+    kind = change.kind
+    if status == "cancelled" and old_status != "cancelled":
+        kind = Kind.CANCELLED
+        detail["reason"] = cancel_reason
     if change.kind == Kind.RESCHEDULED:
         detail.update(before=old_due.isoformat(), after=due_at.isoformat())
     elif change.kind == Kind.RETRIED:
@@ -137,7 +147,7 @@ def _entry(
         model=model._meta.label_lower,
         row_id=pk,
         at=timezone.now(),
-        kind=change.kind,
+        kind=kind,
         attempt=attempts,
         version=version,
         actor=current_actor(),
