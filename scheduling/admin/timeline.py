@@ -103,6 +103,7 @@ DESCRIBE: dict[str, Callable[[Entry, str, Any], str]] = {
     "reason": lambda entry, key, value: str(value),
     "retry_at": _labelled("next try at"),
     "due_at": _labelled("due at"),
+    "expires_at": _labelled("expiring at"),
     "max_lateness_seconds": lambda entry, key, value: (
         "max lateness " + short_duration(timedelta(seconds=float(value)))
     ),

@@ -10,8 +10,10 @@ from django.utils import timezone
 
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create
+from scheduling.admin.timeline import details
 from scheduling.history.models import EventHistory, Kind
 from scheduling.history.record import written_for
+from scheduling.history.timeline import Entry
 from tests.factories import PingFactory, ScheduledPingFactory
 from tests.purchases.factories import CustomerFactory, ReleaseFactory
 from tests.testapp.models import ScheduledPing
@@ -162,3 +164,18 @@ def test_business_code_is_recorded_as_code_and_the_admin_view_resets_the_actor(a
     ScheduledPurchase.objects.filter(pk=row.pk).cancel("refund")
 
     assert EventHistory.objects.get(row_id=row.pk, kind=Kind.CANCELLED).actor == "code"
+
+
+def test_an_expiry_reads_as_its_due_time_its_deadline_and_how_late_it_was():
+    detail = {
+        "due_at": "2030-03-01T09:00:00+00:00",
+        "expires_at": "2030-03-02T09:00:00+00:00",
+        "late_by_seconds": 90000.0,
+    }
+    entry = Entry(RELEASE_DAY, Kind.EXPIRED, 0, 1, "sweep@host", detail)
+
+    assert details(entry) == [
+        "due at 2030-03-01 09:00:00 UTC",
+        "expiring at 2030-03-02 09:00:00 UTC",
+        "expired 25 h after its due time",
+    ]
