@@ -107,6 +107,9 @@ class ScheduledEvent(models.Model):
     related_for_event: ClassVar[tuple[str, ...]] = ()
     awaits_handling: ClassVar[bool | None] = None
     at_most_once: ClassVar[bool] = False
+    # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
+    # e.g. "purchase__customer__email"), unless the model's admin lists its own.
+    search_fields: ClassVar[tuple[str, ...]] = ()
 
     class Meta:
         abstract = True
