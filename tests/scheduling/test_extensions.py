@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import clear_url_caches
 
@@ -40,6 +41,9 @@ def host() -> Iterator[Extensions]:
 
 def reload_api_urls() -> None:
     importlib.reload(scheduling.api.urls)
+    # The root URLconf's include() keeps a resolver whose patterns are cached once a request
+    # has resolved through it: rebuilt, it reads the reloaded ones.
+    importlib.reload(importlib.import_module(settings.ROOT_URLCONF))
     clear_url_caches()
 
 
