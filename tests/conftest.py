@@ -127,6 +127,18 @@ def manage(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     )
 
 
+def start_django(**variables: str) -> subprocess.CompletedProcess[str]:
+    """Set the project up in a fresh process whose environment holds only `variables`."""
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", **variables}
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+
+
 def start_worker(env: dict[str, str], queues: str | None, log_name: str) -> subprocess.Popen[bytes]:
     """A real Celery worker process (solo pool) consuming `queues` (None: no -Q, as a plain
     `celery -A project worker`); its log goes to .run/."""
