@@ -1,20 +1,71 @@
+"""Fixtures and helpers shared by the tiers; the tiers and markers are set here, by folder and
+by fixture, so no test has to declare them (README, "Tests").
+
+- unit (tests/unit): no service; the Redis flush below leaves these tests alone.
+- integration (the rest of tests/ but tests/faults): PostgreSQL and Redis.
+- faults (tests/faults): breaks servers of its own, with libfaketime.
+- browser, rabbitmq, node, slow, fuzz: what else a test needs, that it spawns several processes,
+  or that it sends generated requests by the thousand (the fast loop, `.ci/fast`, leaves them out).
+"""
+
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
+import time_machine
 from django.conf import settings
+from django.contrib.auth.models import Permission, User
 from django.db import connection
+from rest_framework.test import APIClient
 
 ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+TIER_FOLDERS = {"unit": TESTS / "unit", "faults": TESTS / "faults"}
+# A test that asks for one of these fixtures gets the marker: what it needs besides the tier's.
+MARKER_FIXTURES = {
+    "browser": {"chromium_path"},
+    "rabbitmq": {"rabbitmq", "rabbitmq_app", "quorum_vhost"},
+    "node": {"node_consumer"},
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(tier_of(item))
+        fixtures = fixtures_of(item)
+        for marker, needs in MARKER_FIXTURES.items():
+            if fixtures & needs:
+                item.add_marker(marker)
+
+
+def fixtures_of(item: pytest.Item) -> set[str]:
+    """The fixtures a test asks for, less the names its parametrize fills in."""
+    callspec = getattr(item, "callspec", None)
+    return set(getattr(item, "fixturenames", ())) - set(callspec.params if callspec else ())
+
+
+def tier_of(item: pytest.Item) -> str:
+    for tier, folder in TIER_FOLDERS.items():
+        if item.path.is_relative_to(folder):
+            return tier
+    return "integration"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from tests.settings import release_redis_pair
+
+    if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
+        release_redis_pair()  # an xdist controller runs no test: its workers claim their own
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -24,8 +75,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 @pytest.fixture(autouse=True)
-def clean_redis() -> None:
-    """Each test starts with empty lock and broker databases (test-only Redis databases)."""
+def clean_redis(request: pytest.FixtureRequest) -> None:
+    """Each test starts with empty lock and broker databases (test-only Redis databases); the
+    unit tier has none."""
+    from tests.settings import redis_pair_claimed
+
+    if request.node.get_closest_marker("unit"):
+        return
+    if not redis_pair_claimed():
+        pytest.fail(f"Redis did not answer at {settings.REDIS_URL} when the session started")
     for url in (settings.REDIS_URL, settings.CELERY_BROKER_URL):
         redis.Redis.from_url(url).flushdb()
 
@@ -65,6 +123,18 @@ def manage(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def start_django(**variables: str) -> subprocess.CompletedProcess[str]:
+    """Set the project up in a fresh process whose environment holds only `variables`."""
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", **variables}
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
         text=True,
     )
 
@@ -146,3 +216,47 @@ def admin_browser_page(playwright: Any, chromium_path: str, server_url: str) -> 
     page.fill("#id_password", "password")
     page.click("input[type=submit]")
     return browser, page
+
+
+@pytest.fixture
+def frozen_clock() -> Iterator[time_machine.Traveller]:
+    """The clock stopped at CURRENT_TIME."""
+    with time_machine.travel(CURRENT_TIME, tick=False) as traveller:
+        yield traveller
+
+
+def delivered_by(output: str) -> int:
+    """Rows a sweeper's output says it delivered, over all its `delivered=N` lines."""
+    return sum(int(n) for n in re.findall(r"delivered=(\d+)", output))
+
+
+def users_of(app_label: str) -> Callable[..., User]:
+    """`user_with(username, *codenames)`: a user holding those permissions of one app."""
+
+    def user_with(username: str, *codenames: str) -> User:
+        user = User.objects.create_user(username, password="pw")
+        user.user_permissions.set(
+            Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
+        )
+        return user
+
+    return user_with
+
+
+def client_for(user: User | None) -> APIClient:
+    """An API client authenticated as `user` (anonymous for None)."""
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def api_user(admin_user: User) -> User:
+    """Whom `api` acts for: a superuser unless a folder or module overrides this fixture."""
+    return admin_user
+
+
+@pytest.fixture
+def api(api_user: User) -> APIClient:
+    return client_for(api_user)

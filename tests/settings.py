@@ -2,7 +2,12 @@
 
 Several test runs may share one machine (developers, CI), so each run gets its own test
 database and its own pair of Redis databases (the tests flush them). Child processes that
-the tests start receive the run's choices through the environment.
+the tests start receive the run's choices through the environment. Each pytest-xdist worker
+is a run of its own: it claims its own pair, and so its own database.
+
+The unit tier (tests/unit) needs neither service: where Redis does not answer, no pair is
+claimed and the Redis URLs point nowhere, and tests/conftest.py fails any test that needs Redis
+with a message saying so.
 """
 
 import os
@@ -11,6 +16,9 @@ import redis
 
 REDIS_BASE = os.environ.get("TEST_REDIS_BASE_URL", "redis://127.0.0.1:6379")
 FIRST_TEST_DB, LAST_TEST_DB = 2, 15
+# Redis URLs for a run that could claim no pair: nothing listens on port 1.
+NO_REDIS = "redis://127.0.0.1:1/0"
+UNCLAIMED = "none"
 
 
 def _alive(pid: int) -> bool:
@@ -21,9 +29,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _claim_redis_pair() -> int:
-    """SET NX in database 0 claims a pair for this process; a dead owner's claim is taken over."""
-    client = redis.Redis.from_url(f"{REDIS_BASE}/0")
+def _claims() -> redis.Redis:
+    return redis.Redis.from_url(f"{REDIS_BASE}/0", socket_connect_timeout=2)
+
+
+def _claim_redis_pair() -> int | None:
+    """SET NX in database 0 claims a pair for this process; a dead owner's claim is taken over.
+    None where Redis does not answer."""
+    client = _claims()
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        return None
     for first in range(FIRST_TEST_DB, LAST_TEST_DB, 2):
         key = f"scheduling-tests:redis-pair:{first}"
         if client.set(key, os.getpid(), nx=True, ex=6 * 3600):
@@ -36,18 +53,44 @@ def _claim_redis_pair() -> int:
 
 
 def release_redis_pair() -> None:
+    if os.environ["TEST_REDIS_PAIR"] == UNCLAIMED:
+        return
     first = int(os.environ["TEST_REDIS_PAIR"])
-    client = redis.Redis.from_url(f"{REDIS_BASE}/0")
+    client = _claims()
     key = f"scheduling-tests:redis-pair:{first}"
     if client.get(key) == str(os.getpid()).encode():
         client.delete(key)
 
 
-if "TEST_REDIS_PAIR" not in os.environ:
-    _pair = _claim_redis_pair()
-    os.environ["TEST_REDIS_PAIR"] = str(_pair)
-    os.environ.setdefault("REDIS_URL", f"{REDIS_BASE}/{_pair}")
-    os.environ.setdefault("CELERY_BROKER_URL", f"{REDIS_BASE}/{_pair + 1}")
+def redis_pair_claimed() -> bool:
+    return os.environ["TEST_REDIS_PAIR"] != UNCLAIMED
+
+
+def _claim_for_this_run() -> None:
+    """A pair for this process, unless it was handed one: a child process the tests start gets
+    its run's pair through the environment. An xdist worker inherits its controller's
+    environment, so a pair counts as handed down only if it was claimed for the same worker."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if "TEST_REDIS_PAIR" in os.environ and os.environ.get("TEST_REDIS_PAIR_WORKER", "") == worker:
+        return
+    inherited = {
+        name: os.environ.pop(name)
+        for name in ("TEST_REDIS_PAIR", "TEST_REDIS_PAIR_WORKER")
+        if name in os.environ
+    }
+    if inherited.get("TEST_REDIS_PAIR", UNCLAIMED) != UNCLAIMED:  # the controller's URLs
+        os.environ.pop("REDIS_URL", None)
+        os.environ.pop("CELERY_BROKER_URL", None)
+    pair = _claim_redis_pair()
+    os.environ["TEST_REDIS_PAIR"] = UNCLAIMED if pair is None else str(pair)
+    os.environ["TEST_REDIS_PAIR_WORKER"] = worker
+    os.environ.setdefault("REDIS_URL", NO_REDIS if pair is None else f"{REDIS_BASE}/{pair}")
+    os.environ.setdefault(
+        "CELERY_BROKER_URL", NO_REDIS if pair is None else f"{REDIS_BASE}/{pair + 1}"
+    )
+
+
+_claim_for_this_run()
 os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 
 from project.settings import *  # noqa: E402,F403

@@ -1,21 +1,15 @@
 """Redis, as the lock store, down: sweeps go ahead without the lock, say so, and double nothing."""
 
-import re
-
 import pytest
 from django.db import connection
 
-from tests.conftest import wait_for
+from tests.conftest import delivered_by, wait_for
 from tests.faults.checker import check
 from tests.faults.conftest import fallen_due, insert_pings, published_ids, scale, statuses, sweeper
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 WITHOUT_LOCK = "sweeping scheduling:sweep:testapp.scheduledping:0 without the lock"
-
-
-def delivered_by(output: str) -> int:
-    return sum(int(n) for n in re.findall(r"delivered=(\d+)", output))
 
 
 def test_sweepers_with_the_lock_store_down_proceed_without_it_and_publish_each_row_once(

@@ -1,14 +1,13 @@
 """Sweepers racing, killed mid-batch, and frozen inside their transaction: none lost, none doubled."""
 
 import random
-import re
 import signal
 import time
 
 import pytest
 from django.db import connection, transaction
 
-from tests.conftest import start_worker, stop_process, wait_for
+from tests.conftest import delivered_by, start_worker, stop_process, wait_for
 from tests.faults.checker import check
 from tests.faults.conftest import (
     QUEUE,
@@ -29,10 +28,6 @@ from tests.faults.conftest import (
 from tests.testapp.models import PingEffect, ScheduledPing
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def delivered_by(output: str) -> int:
-    return sum(int(n) for n in re.findall(r"delivered=(\d+)", output))
 
 
 def test_four_sweepers_without_the_lock_publish_every_due_row_exactly_once(

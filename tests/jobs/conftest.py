@@ -2,27 +2,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from rest_framework.test import APIClient
+
+from tests.conftest import users_of
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 JOB_PERMISSIONS = ("view_job", "add_job", "change_job", "delete_job")
 JOBS = "/api/jobs/"
 
 
-def user_with(username: str, *codenames: str) -> User:
-    user = User.objects.create_user(username, password="pw")
-    user.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="scheduling_jobs", codename__in=codenames)
-    )
-    return user
-
-
-def client_for(user: User | None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
+user_with = users_of("scheduling_jobs")
 
 
 @pytest.fixture
@@ -31,8 +21,8 @@ def operator(db: None) -> User:
 
 
 @pytest.fixture
-def api(operator: User) -> APIClient:
-    return client_for(operator)
+def api_user(operator: User) -> User:
+    return operator
 
 
 @pytest.fixture

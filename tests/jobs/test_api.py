@@ -5,7 +5,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from scheduling.jobs.models import Job, ScheduledJobRun
-from tests.jobs.conftest import JOBS, client_for, put_job, user_with
+from tests.conftest import client_for
+from tests.jobs.conftest import JOBS, put_job, user_with
 
 pytestmark = pytest.mark.django_db
 

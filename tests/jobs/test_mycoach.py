@@ -31,8 +31,8 @@ from scheduling.publishing import make_publisher
 from scheduling.publishing.kombu_producer import KombuPublisher
 from scheduling.sweep import sweep
 from tests.amqp import AMQP_URL, use_rabbitmq
-from tests.conftest import start_worker, stop_process, wait_for
-from tests.jobs.conftest import JOBS, client_for, put_job, user_with
+from tests.conftest import client_for, start_worker, stop_process, wait_for
+from tests.jobs.conftest import JOBS, put_job, user_with
 from tests.jobs.test_delivery import node_lines, start_node
 
 pytestmark = pytest.mark.django_db
@@ -411,7 +411,9 @@ def rabbitmq_app(monkeypatch: pytest.MonkeyPatch) -> Iterator[Celery]:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("broker_name", ["rabbitmq", "redis"])
+@pytest.mark.parametrize(
+    "broker_name", [pytest.param("rabbitmq", marks=pytest.mark.rabbitmq), "redis"]
+)
 def test_a_worker_sweep_publishes_the_payload_as_sent_once_per_instant(
     request, api, subprocess_env, broker, broker_name
 ):

@@ -13,7 +13,7 @@ from scheduling.jobs.services import (
     job_put,
     job_reschedule_many,
 )
-from tests.scheduling.test_settings import start_django
+from tests.conftest import start_django
 
 pytestmark = pytest.mark.django_db
 

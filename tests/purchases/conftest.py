@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
-from rest_framework.test import APIClient
 
-from tests.conftest import ROOT, start_worker, stop_process
+from tests.conftest import ROOT, start_worker, stop_process, users_of
 
-
-def user_with(username: str, *codenames: str) -> User:
-    user = User.objects.create_user(username, password="pw")
-    user.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="purchases", codename__in=codenames)
-    )
-    return user
+user_with = users_of("purchases")
 
 
 @pytest.fixture
@@ -38,16 +31,9 @@ def clerk(db) -> User:
     return user
 
 
-def client_for(user: User | None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
-
-
 @pytest.fixture
-def api(clerk) -> APIClient:
-    return client_for(clerk)
+def api_user(clerk) -> User:
+    return clerk
 
 
 @pytest.fixture

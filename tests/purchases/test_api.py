@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 
 from purchases.models import Purchase, ScheduledPurchase
 from purchases.services import purchase_create
-from tests.purchases.conftest import client_for
+from tests.conftest import client_for
 from tests.purchases.factories import (
     ArtistFactory,
     CustomerFactory,

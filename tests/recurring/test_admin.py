@@ -11,16 +11,10 @@ from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import CURRENT_TIME
 from tests.recurring.conftest import make_schedule, pending, sweep_at
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 
 SCHEDULES = "/admin/scheduling_recurring/recurringschedule/"
 OCCURRENCES = "/admin/scheduling_recurring/scheduledoccurrence/"
-
-
-@pytest.fixture(autouse=True)
-def frozen_clock():
-    with time_machine.travel(CURRENT_TIME, tick=False):
-        yield
 
 
 def form_data(**fields):

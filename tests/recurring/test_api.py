@@ -3,49 +3,31 @@
 from datetime import UTC, datetime
 
 import pytest
-import time_machine
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
-from tests.conftest import CURRENT_TIME
+from tests.conftest import CURRENT_TIME, client_for, users_of
 from tests.recurring.conftest import json_bodies, make_schedule, pending, sweep_at
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 
 URL = "/api/schedules/"
 VALID = {"name": "nightly-export", "cron": "0 3 * * *", "timezone": "Europe/Paris", "queue": "q"}
 
 
-def user_with(username: str, *codenames: str) -> User:
-    user = User.objects.create_user(username)
-    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
-    return user
+user_with = users_of("scheduling_recurring")
 
 
 @pytest.fixture
-def api() -> APIClient:
-    client = APIClient()
-    client.force_authenticate(
-        user_with(
-            "operator",
-            *(f"{action}_recurringschedule" for action in ("view", "add", "change", "delete")),
-        )
-    )
-    return client
+def api_user() -> User:
+    actions = ("view", "add", "change", "delete")
+    return user_with("operator", *(f"{action}_recurringschedule" for action in actions))
 
 
 @pytest.fixture
 def viewer_api() -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user_with("viewer", "view_recurringschedule"))
-    return client
-
-
-@pytest.fixture(autouse=True)
-def frozen_clock():
-    with time_machine.travel(CURRENT_TIME, tick=False):
-        yield
+    return client_for(user_with("viewer", "view_recurringschedule"))
 
 
 def test_anonymous_requests_are_refused():

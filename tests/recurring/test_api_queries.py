@@ -5,7 +5,6 @@ bench's `cron_scale` scenario)."""
 from datetime import timedelta
 
 import pytest
-import time_machine
 from django.contrib.auth.models import Permission, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -14,7 +13,7 @@ from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import CURRENT_TIME
 from tests.recurring.conftest import pending
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 
 URL = "/api/schedules/"
 # The token with its user (1), the user's and their groups' permissions (2), the name's
@@ -22,12 +21,6 @@ URL = "/api/schedules/"
 # the savepoint pair the test's own transaction turns the atomic block into (2; in production
 # a BEGIN and a COMMIT). Nothing is read back: a new schedule has no occurrence to look for.
 QUERIES_PER_CREATION = 8
-
-
-@pytest.fixture(autouse=True)
-def frozen_clock():
-    with time_machine.travel(CURRENT_TIME, tick=False):
-        yield
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """Several real sweeper processes, and sweepers killed mid-batch: nothing lost, nothing doubled."""
 
 import random
-import re
 import signal
 import time
 from collections import Counter
@@ -9,7 +8,7 @@ from collections import Counter
 import pytest
 
 from scheduling.models import ScheduledEvent
-from tests.conftest import manage, queued_task_ids, wait_for
+from tests.conftest import delivered_by, manage, queued_task_ids, wait_for
 from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing
 
@@ -20,10 +19,6 @@ LABEL = "testapp.ScheduledPing"
 
 def expected_ids(pks):
     return {f"testapp.scheduledping:{pk}:v1" for pk in pks}
-
-
-def delivered_by(output: str) -> int:
-    return sum(int(n) for n in re.findall(r"delivered=(\d+)", output))
 
 
 def test_racing_sweepers_without_the_lock_publish_every_row_exactly_once(subprocess_env, broker):

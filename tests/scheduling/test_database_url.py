@@ -6,8 +6,8 @@ from django.db import connection
 from django.db.backends.postgresql.base import DatabaseWrapper
 
 from project.databases import database_config
+from tests.conftest import start_django
 from tests.faults.conftest import free_port
-from tests.scheduling.test_settings import start_django
 
 
 def test_a_host_list_becomes_libpqs_host_and_port_lists():

@@ -37,6 +37,7 @@ def test_a_json_row_is_pushed_as_plain_json_on_the_redis_list_named_after_its_qu
     assert "headers" not in body  # no Celery envelope
 
 
+@pytest.mark.rabbitmq
 def test_a_json_row_goes_to_a_durable_rabbitmq_queue_as_a_persistent_json_message(monkeypatch):
     monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
     app: Celery = amqp_app()
@@ -80,6 +81,7 @@ def test_a_queue_the_redis_broker_refuses_fails_only_its_own_rows(broker):
     assert json.loads(broker.rpop("notices"))["id"] == fine.event_id
 
 
+@pytest.mark.rabbitmq
 def test_a_queue_rabbitmq_refuses_fails_only_its_own_rows(monkeypatch):
     monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
     app: Celery = amqp_app()
@@ -114,6 +116,7 @@ def queue_that_rejects_publishes():
 
 
 @pytest.mark.slow
+@pytest.mark.rabbitmq
 def test_a_message_rabbitmq_nacks_fails_only_its_own_row(monkeypatch, queue_that_rejects_publishes):
     monkeypatch.setenv("CELERY_BROKER_URL", AMQP_URL)
     app: Celery = amqp_app()

@@ -13,10 +13,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.conftest import ROOT, manage, start_worker, stop_process, wait_for
+from tests.conftest import ROOT, manage, start_django, start_worker, stop_process, wait_for
 from tests.factories import make_due_pings
 from tests.faults.conftest import worker_log, worker_ready
-from tests.scheduling.test_settings import start_django
 from tests.testapp.models import Ping, PingEffect, ScheduledNotice
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -4,6 +4,8 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
+from tests.security.world import World, build_world
+
 # Cases the schemathesis run sent, by operation; the terminal summary reports the total.
 FUZZ_CASES: Counter[str] = Counter()
 
@@ -14,6 +16,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"schemathesis: {total} cases over {len(FUZZ_CASES)} operations"
         )
+
+
+@pytest.fixture
+def world(db: None) -> World:
+    """One of everything the API serves."""
+    return build_world()
 
 
 @pytest.fixture

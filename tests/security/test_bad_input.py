@@ -8,27 +8,13 @@ import json
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
-from rest_framework.test import APIClient
 
 from scheduling.api.pagination import MAX_LIMIT
 from scheduling.api.parsers import MAX_JSON_DEPTH
 from scheduling.api.serializers import MAX_FILTER_TEXT, MAX_FILTER_VALUES
-from tests.security.world import World, build_world
+from tests.security.world import World
 
 QUEUE = {"type": "queue", "queue": "reports"}
-
-
-@pytest.fixture
-def world(db: None) -> World:
-    return build_world()
-
-
-@pytest.fixture
-def api(superuser: User) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(superuser)
-    return client
 
 
 def refused(response: Any, field: str) -> dict[str, Any]:

@@ -16,18 +16,15 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, Phase, settings
 
 from tests.security.conftest import FUZZ_CASES
-from tests.security.world import World, build_world
+from tests.security.world import World
+
+pytestmark = pytest.mark.fuzz
 
 MAX_EXAMPLES = 25
 PATH_PARAMETERS = ("id", "key", "name", "token")
 
 schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
 schema.app = get_wsgi_application()
-
-
-@pytest.fixture
-def world(db: None) -> World:
-    return build_world()
 
 
 @pytest.fixture(autouse=True)

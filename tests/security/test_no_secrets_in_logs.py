@@ -27,7 +27,7 @@ from scheduling.jobs.models import ScheduledJobRun
 from scheduling.jobs.services import job_put
 from scheduling.sweep import sweep
 from tests.conftest import queued_messages
-from tests.security.world import FUTURE, World, build_world
+from tests.security.world import FUTURE
 
 pytestmark = pytest.mark.django_db
 
@@ -50,11 +50,6 @@ def logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]
     yield caplog
     for logger in added:
         logger.removeHandler(caplog.handler)
-
-
-@pytest.fixture
-def world(db: None) -> World:
-    return build_world()
 
 
 def rendered(record: logging.LogRecord) -> str:

@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from scheduling.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
-from tests.security.world import World, build_world
+from tests.security.world import World
 from tests.testapp.models import ScheduledNotice, ScheduledOnce, ScheduledPing
 from trainings.kinds import Phase
 from trainings.models import Player, PushNotification, Training
@@ -195,11 +195,6 @@ def concrete_path(path: str, world: World) -> str:
 
 def call(client: APIClient, method: str, path: str) -> Any:
     return getattr(client, method.lower())(path, {}, format="json")
-
-
-@pytest.fixture
-def world(db: None) -> World:
-    return build_world()
 
 
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])

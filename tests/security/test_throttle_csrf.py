@@ -8,8 +8,6 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from tests.security.world import World, build_world
-
 
 def bulk_paths() -> list[str]:
     """Every bulk action in the schema: POST .../cancel/, .../reschedule/ or .../retry/."""
@@ -29,11 +27,6 @@ def bulk_body(path: str) -> dict[str, Any]:
         return {"filter": selection}
     change = {"shift": "PT1H"} if path.endswith("/reschedule/") else {"reason": "test"}
     return {"filter": selection, **change}
-
-
-@pytest.fixture
-def world(db: None) -> World:
-    return build_world()
 
 
 def test_every_bulk_action_is_found():

@@ -33,14 +33,6 @@ def client_with(*codenames):
 
 
 @pytest.fixture
-def api():
-    admin = User.objects.create_superuser("coach", password="x")
-    client = APIClient()
-    client.force_authenticate(admin)
-    return client
-
-
-@pytest.fixture
 def training(team, players, frozen):
     return training_create(team=team, start_at=START, end_at=END, invitations_enabled=True)
 

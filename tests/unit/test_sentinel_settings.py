@@ -8,8 +8,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from project.env import env_hostports, sentinel_broker_url, sentinel_location
-from tests.conftest import ROOT
-from tests.scheduling.test_settings import start_django
+from tests.conftest import ROOT, start_django
 
 
 def test_sentinels_are_read_as_host_port_pairs(monkeypatch):

@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from project.env import env_bool, env_float, env_int, env_url
 from scheduling.conf import scheduling_settings
-from tests.conftest import ROOT
+from tests.conftest import ROOT, start_django
 
 
 @pytest.mark.parametrize(
@@ -107,18 +107,6 @@ def test_production_refuses_a_missing_secret_key():
     started = start_django(DEBUG="0")
     assert started.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in started.stderr
-
-
-def start_django(**variables: str) -> subprocess.CompletedProcess[str]:
-    """Set the project up in a fresh process whose environment holds only `variables`."""
-    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", **variables}
-    return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
 
 
 @pytest.mark.parametrize(
