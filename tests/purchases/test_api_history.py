@@ -11,8 +11,10 @@ from purchases.services import purchase_create
 from scheduling.actors import current_actor
 from scheduling.api.views import ScheduledEventViewSet
 from scheduling.history.models import EventHistory, Kind
-from tests.purchases.conftest import client_for, user_with
+from tests.conftest import client_for, users_of
 from tests.purchases.factories import CustomerFactory, ReleaseFactory
+
+user_with = users_of("purchases")
 
 pytestmark = pytest.mark.django_db
 

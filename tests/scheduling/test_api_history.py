@@ -4,7 +4,6 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from scheduling.history.models import EventHistory, Kind
 from scheduling.models import Status
@@ -13,13 +12,6 @@ from tests.factories import ScheduledPingFactory
 pytestmark = pytest.mark.django_db
 
 URL = "/api/events/testapp/scheduledping/"
-
-
-@pytest.fixture
-def api(admin_user):
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
 
 
 def expired_ping(days_late):
