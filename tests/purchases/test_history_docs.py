@@ -4,11 +4,12 @@ import re
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
-from purchases.models import Customer
+from purchases.models import Customer, ScheduledPurchase
 from scheduling.history.models import EventHistory, Kind
 from tests.conftest import ROOT
-from tests.purchases.factories import CustomerFactory, PurchaseFactory, ScheduledPurchaseFactory
+from tests.purchases.factories import CustomerFactory, PurchaseFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +24,8 @@ def documented_query() -> str:
 
 
 def scheduled_for(customer: Customer, *entries: Kind) -> int:
-    row = ScheduledPurchaseFactory(purchase=PurchaseFactory(customer=customer))
+    purchase = PurchaseFactory.create(customer=customer)
+    row = ScheduledPurchase.objects.create(purchase=purchase, due_at=timezone.now())
     for kind in entries:
         EventHistory.objects.create(
             model="purchases.scheduledpurchase", row_id=row.pk, kind=kind, actor="admin:alice"
