@@ -1,8 +1,9 @@
 """python -m bench [scenario ...] [--quick]
 
-Scenarios: drain, lateness, scale, reschedule (runs after scale), create, memory, purge, metrics,
-curves, cron_scale (the distributed cron's 10M schedules; about 25 minutes of the full run's
-hour); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
+Scenarios: drain, lateness, history (a burst handled by real workers, once as is and once with
+10% of it failing once: events/s end to end, history entries per event), scale, reschedule
+(runs after scale), create, memory, purge, metrics, curves, cron_scale (the distributed cron's
+10M schedules; about 25 minutes of the full run's hour); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
 bench/results.jsonl.
 Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
 sessions claim theirs), never on development data. Each figure is printed beside its anchor and
@@ -16,6 +17,7 @@ from collections.abc import Callable
 
 FULL = {
     "drain": 1_000_000,
+    "history": 100_000,
     "rate": 1000,
     "seconds": 60,
     "small": 10_000,
@@ -31,6 +33,7 @@ FULL = {
 }
 QUICK = {
     "drain": 20_000,
+    "history": 5_000,
     "rate": 200,
     "seconds": 10,
     "small": 10_000,
@@ -47,6 +50,7 @@ QUICK = {
 SCENARIOS = [
     "drain",
     "lateness",
+    "history",
     "scale",
     "reschedule",
     "create",
@@ -78,6 +82,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.cron_scale import quick_or_full, run_cron_scale
     from bench.curves import run_curves
     from bench.drain import run_drain
+    from bench.history import run_history
     from bench.lateness import run_lateness
     from bench.memory import run_memory
     from bench.metrics import run_metrics
@@ -92,6 +97,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     return {
         "drain": lambda: run_drain(sizes["drain"]),
         "lateness": lambda: run_lateness(sizes["rate"], sizes["seconds"]),
+        "history": lambda: run_history(sizes["history"]),
         "scale": lambda: run_scale(sizes["small"], sizes["large"]),
         "reschedule": lambda: run_scale_then_reschedule(sizes["small"], sizes["large"]),
         "create": lambda: run_create(sizes["create"], sizes["create_seconds"]),

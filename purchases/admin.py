@@ -3,12 +3,11 @@ admin's transaction, so the scheduled rows move with them."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import Case, Count, DurationField, F, QuerySet, When
-from django.db.models.functions import Now
+from django.db.models.functions import Coalesce, Now
 from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest
 from django.urls import reverse
@@ -16,7 +15,9 @@ from django.utils.html import format_html, format_html_join
 
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
 from purchases.services import purchase_refund, release_move, track_move
+from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
+from scheduling.admin.wording import short_duration
 
 
 @admin.register(Account)
@@ -45,7 +46,7 @@ class TrackInline(admin.TabularInline):
 
 
 @admin.register(Release)
-class ReleaseAdmin(admin.ModelAdmin):
+class ReleaseAdmin(AuditedAdmin):  # a new release date moves its emails
     list_display = ("title", "artist", "release_date")
     list_filter = ("artist__account", "artist")
     list_select_related = ("artist",)
@@ -133,7 +134,7 @@ class ScheduledPurchaseInline(ScheduledEventInline):
 
 
 @admin.register(Purchase)
-class PurchaseAdmin(admin.ModelAdmin):
+class PurchaseAdmin(AuditedAdmin):  # a refund cancels its emails
     list_display = ("pk", "customer", "release", "status", "created_at")
     list_filter = ("status", "release__artist__account", "release__artist")
     list_select_related = ("customer", "release")
@@ -155,27 +156,16 @@ class PurchaseAdmin(admin.ModelAdmin):
 
 
 def lateness_expression() -> Case:
-    """How late a row was published (delivered_at - due_at), or how overdue a pending row is,
-    by the database's clock; NULL for rows not due yet, cancelled or expired unpublished."""
+    """How late a row was published, or how overdue a pending row is, against the time the
+    business asked for (retries move due_at), by the database's clock; NULL for rows not due
+    yet, cancelled or expired unpublished."""
+    business_time = Coalesce(F("business_due_at"), F("due_at"))
     return Case(
-        When(delivered_at__isnull=False, then=F("delivered_at") - F("due_at")),
-        When(status=ScheduledPurchase.Status.PENDING, due_at__lt=Now(), then=Now() - F("due_at")),
+        When(delivered_at__isnull=False, then=F("delivered_at") - business_time),
+        When(status=ScheduledPurchase.Status.PENDING, due_at__lt=Now(), then=Now() - business_time),
         default=None,
         output_field=DurationField(),
     )
-
-
-def short_duration(value: timedelta) -> str:
-    seconds = max(value.total_seconds(), 0.0)
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    minutes = int(seconds // 60)
-    if minutes < 120:
-        return f"{minutes} min"
-    hours = minutes // 60
-    return f"{hours} h {minutes % 60} min" if hours < 48 else f"{hours // 24} d {hours % 24} h"
 
 
 @admin.register(ScheduledPurchase)
@@ -192,7 +182,7 @@ class ScheduledPurchaseAdmin(ScheduledEventAdmin):
         "purchase__release",
     )
     list_select_related = ("purchase__customer", "purchase__release__artist", "track")
-    search_fields = ("purchase__customer__email", "purchase__release__title")
+    # The changelist searches ScheduledPurchase.search_fields (the customer, the release).
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ScheduledPurchase]:
         return super().get_queryset(request).annotate(lateness_value=lateness_expression())

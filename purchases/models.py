@@ -102,6 +102,12 @@ class ScheduledPurchase(ScheduledEvent):
     # The store's rule: a customer never receives the same email twice, even after a crash.
     at_most_once = True
     event_type = "purchases.fulfillment"
+    # Every email of a customer is one admin search away.
+    search_fields = (
+        "purchase__customer__email",
+        "purchase__customer__name",
+        "purchase__release__title",
+    )
 
     class Meta(ScheduledEvent.Meta):
         db_table = "scheduled_purchase"

@@ -21,11 +21,15 @@ from datetime import timedelta
 from typing import Any, TypeVar, overload
 
 from django.db import DatabaseError, transaction
-from django.db.models.functions import Now
+from django.db.models import F
+from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from scheduling import metrics
+from scheduling.actors import actor, process_actor
 from scheduling.conf import scheduling_settings
+from scheduling.history import record
+from scheduling.history.models import Kind
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import get_scheduled_model
 
@@ -69,8 +73,17 @@ def handle_once(
     if model is not None and event_model is not model:
         raise ValueError(f"event {event.get('id')!r} is not a {model._meta.label} event")
     if event_model.at_most_once:
-        return _handling_at_most_once(event, event_model)
-    return _handling(event, event_model)
+        return _as_worker(_handling_at_most_once(event, event_model))
+    return _as_worker(_handling(event, event_model))
+
+
+@contextmanager
+def _as_worker(
+    handling: AbstractContextManager[ScheduledEvent | None],
+) -> Iterator[ScheduledEvent | None]:
+    # What the handler changes is recorded as the worker's doing.
+    with actor(process_actor("worker")), handling as row:
+        yield row
 
 
 @contextmanager
@@ -129,7 +142,12 @@ def _handling_at_most_once(
             )
             metrics.record_handled(model)
     except Exception as exc:
-        claimed.update(last_error=FAILED_DURING_EFFECT.format(error=describe(exc))[:2000])
+        note = FAILED_DURING_EFFECT.format(error=describe(exc))[:2000]
+        with transaction.atomic():
+            claimed.update(last_error=note)
+            failure = {"error_type": type(exc).__name__, "error": note}
+            ended = record.entry(row, Kind.FAILED, actor=process_actor("worker"), detail=failure)
+            record.write([*record.publication(row), ended])
         metrics.record_handle_failure(model, retried=False)
         raise
 
@@ -149,17 +167,25 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
     of tries, mark the row failed."""
     conf = scheduling_settings()
     out_of_tries = row.attempts >= conf.max_attempts
+    retry_at = None if out_of_tries else timezone.now() + retry_delay(row.attempts)
     changes: dict[str, Any] = {"last_error": describe(exc)[:2000], "updated_at": Now()}
-    if out_of_tries:
+    if retry_at is None:
         changes["status"] = Status.FAILED
     else:
         changes["status"] = Status.PENDING
-        changes["due_at"] = timezone.now() + retry_delay(row.attempts)
+        # The backoff moves due_at; the time the business asked for stays.
+        changes["business_due_at"] = Coalesce(F("business_due_at"), F("due_at"))
+        changes["due_at"] = retry_at
     try:
         with transaction.atomic():  # a savepoint: a failed write leaves the caller usable
             updated = model.objects.filter(
                 pk=row.pk, version=row.version, status=Status.DELIVERED, handled_at__isnull=True
             ).update(**changes)
+            if updated:
+                entries = record.handling_failed(
+                    row, exc, out_of_tries=out_of_tries, retry_at=retry_at
+                )
+                record.write(entries)
         if updated:
             metrics.record_handle_failure(model, retried=not out_of_tries)
     except DatabaseError:  # the database itself failed: reconciliation republishes the event

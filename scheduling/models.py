@@ -6,71 +6,50 @@ sweep.py and the publishing package; a row only says what it publishes (outgoing
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Self, TypeVar
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Self
 
-from django.db import IntegrityError, connections, models, transaction
-from django.db.models import F, Lookup, Q
-from django.db.models.functions import Now
+from django.db import models
+from django.db.models import Q
 from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
+from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
-
-
-class Status(models.TextChoices):
-    PENDING = "pending", "Pending"
-    DELIVERED = "delivered", "Delivered"
-    CANCELLED = "cancelled", "Cancelled"
-    EXPIRED = "expired", "Expired"
-    FAILED = "failed", "Failed"
-
-
-def require_aware(value: object, field: str) -> datetime:
-    """Refuse anything but an aware datetime, naming the field and the accepted form."""
-    if not isinstance(value, datetime):
-        raise TypeError(
-            f"{field} must be a timezone-aware datetime, e.g. 2026-12-24T14:00:00+00:00; "
-            f"got {type(value).__name__}"
-        )
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(
-            f"{field} must be timezone-aware (with an offset, e.g. 2026-12-24T14:00:00+00:00); "
-            f"got the naive datetime {value.isoformat()}"
-        )
-    return value
-
-
-MIN_YEAR, MAX_YEAR = 1970, 9000
-OUT_OF_RANGE = (
-    f"This date and time is out of range: enter one in the years {MIN_YEAR} to {MAX_YEAR}"
+from scheduling.querysets import LateRetryError, ScheduledEventQuerySet
+from scheduling.states import LIFECYCLE_STATES, Status
+from scheduling.times import (
+    OUT_OF_RANGE,
+    STORABLE_FROM,
+    STORABLE_UNTIL,
+    due_range_constraint_name,
+    iso_utc,
+    require_aware,
+    storable_utc,
 )
-STORABLE_FROM = datetime(MIN_YEAR, 1, 1, tzinfo=UTC)
-STORABLE_UNTIL = datetime(MAX_YEAR + 1, 1, 1, tzinfo=UTC)
 
-
-def storable_utc(value: datetime) -> datetime:
-    """An aware datetime in UTC, refused (ValueError) unless its year is MIN_YEAR..MAX_YEAR.
-
-    PostgreSQL refuses offsets of 16 hours or more and psycopg cannot read years BC back, so
-    a value is checked before any service writes it; every scheduled table also refuses a
-    due_at outside the range (a CHECK constraint), which is what bounds bulk shifts.
-    """
-    try:
-        utc = value.astimezone(UTC)
-    except OverflowError:  # e.g. 0001-01-01T00:30+01:00 is in year 0
-        raise ValueError(f"{OUT_OF_RANGE}.") from None
-    if not MIN_YEAR <= utc.year <= MAX_YEAR:
-        raise ValueError(f"{OUT_OF_RANGE}.")
-    return utc
-
-
-def iso_utc(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+# Names hosts and the framework import from here.
+__all__ = [
+    "LIFECYCLE_STATES",
+    "OUT_OF_RANGE",
+    "RECORD_FIELDS",
+    "SCHEDULING_FIELDS",
+    "STATE_FIELDS",
+    "STORABLE_FROM",
+    "EventHistory",
+    "LateRetryError",
+    "ScheduledEvent",
+    "ScheduledEventQuerySet",
+    "Status",
+    "iso_utc",
+    "require_aware",
+    "storable_utc",
+]
 
 
 # What the framework records about delivery; never read while publishing.
 RECORD_FIELDS = (
+    "business_due_at",
     "delivered_at",
     "handled_at",
     "cancelled_at",
@@ -82,125 +61,6 @@ RECORD_FIELDS = (
 # Every column the framework owns; read-only in the admin and the API.
 STATE_FIELDS = ("status", "version", "attempts", *RECORD_FIELDS)
 SCHEDULING_FIELDS = ("due_at", *STATE_FIELDS)
-
-
-def _bumped() -> dict[str, Any]:
-    return {"version": F("version") + 1, "updated_at": Now()}
-
-
-M = TypeVar("M", bound=models.Model)
-
-# A row's place in its lifecycle, as the admin and the API filter it: pending -> delivered
-# (awaiting handling) -> handled; or cancelled, expired, failed.
-LIFECYCLE_STATES = ("pending", "awaiting_handling", "handled", "failed", "expired", "cancelled")
-
-
-class ScheduledEventQuerySet(models.QuerySet[M]):
-    def pending(self) -> Self:
-        return self.filter(status=Status.PENDING)
-
-    def due(self, now: datetime | None = None) -> Self:
-        cutoff = Now() if now is None else require_aware(now, "now")
-        return self.pending().filter(due_at__lte=cutoff)
-
-    def awaiting_handling(self) -> Self:
-        """Published, and not yet handled (models whose handler runs handle_once)."""
-        return self.filter(status=Status.DELIVERED, handled_at__isnull=True)
-
-    def handled(self) -> Self:
-        return self.filter(status=Status.DELIVERED, handled_at__isnull=False)
-
-    def lifecycle(self, state: str) -> Self:
-        """Rows in one lifecycle state (LIFECYCLE_STATES), for the admin's and the API's filter."""
-        if state not in LIFECYCLE_STATES:
-            accepted = ", ".join(LIFECYCLE_STATES)
-            raise ValueError(f"Unknown lifecycle state {state!r}; accepted: {accepted}.")
-        return (
-            getattr(self, state)()
-            if state in ("awaiting_handling", "handled")
-            else self.filter(status=state)
-        )
-
-    def reschedule(self, due_at: datetime) -> int:
-        due_at = storable_utc(require_aware(due_at, "due_at"))
-        return self._pending_for_update().exclude(due_at=due_at).update(due_at=due_at, **_bumped())
-
-    def shift(self, delta: timedelta) -> int:
-        if not isinstance(delta, timedelta):
-            raise TypeError(
-                f"delta must be a datetime.timedelta, e.g. timedelta(days=7); got {delta!r}"
-            )
-        if not delta:
-            return 0
-        try:
-            with transaction.atomic():  # a savepoint: a refused shift leaves the caller usable
-                return self._pending_for_update().update(due_at=F("due_at") + delta, **_bumped())
-        except IntegrityError as exc:
-            if due_range_constraint_name(self.model) not in str(exc):
-                raise
-            raise ValueError(f"{OUT_OF_RANGE}: this shift would move rows outside it.") from None
-
-    def cancel(self, reason: str = "") -> int:
-        return self._pending_for_update().update(
-            status=Status.CANCELLED,
-            cancelled_at=Now(),
-            cancel_reason=reason[:255],
-            updated_at=Now(),
-        )
-
-    def deliver_now(self) -> int:
-        return self._pending_for_update().filter(due_at__gt=Now()).update(due_at=Now(), **_bumped())
-
-    def retry(self) -> int:
-        # A new version: a message of the earlier tries that is still queued finds its version
-        # stale and does nothing, so the retried event is handled once.
-        return self._rows_for_update(Q(status__in=[Status.FAILED, Status.EXPIRED])).update(
-            status=Status.PENDING,
-            due_at=Now(),
-            attempts=0,
-            last_error="",
-            handled_at=None,
-            **_bumped(),
-        )
-
-    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[M]:
-        objs = list(objs)
-        for obj in objs:
-            require_aware(obj.due_at, "due_at")
-        return super().bulk_create(objs, *args, **kwargs)
-
-    def _pending_for_update(self) -> Self:
-        return self._rows_for_update(Q(status=Status.PENDING))
-
-    def _rows_for_update(self, condition: Q) -> Self:
-        # With joins Django turns an UPDATE into `WHERE id IN (SELECT ... joins ...)` and drops
-        # every other condition from the updated table. A row the sweep has locked would then be
-        # re-checked after the sweep commits only against that snapshot subquery, and a
-        # delivered row could be moved. Keeping the status test on the updated table itself
-        # makes PostgreSQL re-check it on the row's newest version.
-        if self.query.count_active_tables() <= 1:
-            return self.filter(condition)
-        selected = self.values("pk")
-        selected.query.clear_ordering(clear_default=True)  # as `pk__in` does; kept if sliced
-        rows = self.model._default_manager.all()
-        if connections[self.db].vendor == "postgresql":
-            # Not `id IN (SELECT ...)`, which PostgreSQL plans as a self-join: the selected ids
-            # hashed or sorted, then one primary-key probe each, in that order. As an array the
-            # selection is an InitPlan, run once, and the UPDATE walks the primary key through
-            # it in id order, the table's order (measured in docs/benchmarks.md).
-            return rows.filter(condition, _AnyOf(F("pk"), selected))  # type: ignore[return-value]
-        return rows.filter(condition, pk__in=selected)  # type: ignore[return-value]
-
-
-class _AnyOf(Lookup):
-    """`lhs = ANY(ARRAY(subquery))` (PostgreSQL): the subquery's values as one array."""
-
-    lookup_name = "any_of_array"
-
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        rhs, rhs_params = self.process_rhs(compiler, connection)  # "(SELECT ...)"
-        return f"{lhs} = ANY(ARRAY{rhs})", [*lhs_params, *rhs_params]
 
 
 ScheduledEventManager = models.Manager.from_queryset(ScheduledEventQuerySet)
@@ -224,6 +84,9 @@ class ScheduledEvent(models.Model):
     Status = Status
 
     due_at = models.DateTimeField()
+    # The time the business asked for, once the framework moved due_at away from it (a retry's
+    # backoff, deliver_now(), retry()); NULL while due_at is that time. See business_time.
+    business_due_at = models.DateTimeField(null=True, blank=True, editable=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     version = models.PositiveIntegerField(default=1)
     attempts = models.PositiveIntegerField(default=0)
@@ -244,6 +107,9 @@ class ScheduledEvent(models.Model):
     related_for_event: ClassVar[tuple[str, ...]] = ()
     awaits_handling: ClassVar[bool | None] = None
     at_most_once: ClassVar[bool] = False
+    # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
+    # e.g. "purchase__customer__email"), unless the model's admin lists its own.
+    search_fields: ClassVar[tuple[str, ...]] = ()
 
     class Meta:
         abstract = True
@@ -278,6 +144,11 @@ class ScheduledEvent(models.Model):
     @classmethod
     def get_event_type(cls) -> str:
         return cls.event_type or cls._meta.label_lower
+
+    @property
+    def business_time(self) -> datetime:
+        """When the business asked for this row to happen, whatever retries did to due_at."""
+        return self.business_due_at or self.due_at
 
     @property
     def event_id(self) -> str:
@@ -385,10 +256,6 @@ def add_due_range_check_and_indexes(sender: type[models.Model], **kwargs: Any) -
         added.append(_awaiting_handling_index(sender))
     added.append(_failed_index(sender))
     sender._meta.indexes = [*sender._meta.indexes, *added]
-
-
-def due_range_constraint_name(model: type[models.Model]) -> str:
-    return f"{model._meta.db_table}_due_at_storable"[:63]
 
 
 def _due_range_constraint(model: type[ScheduledEvent]) -> models.CheckConstraint:

@@ -19,13 +19,20 @@ slower where most rows were done; a batch stays short either way (docs/benchmark
 "Retention"). Walking the done rows themselves (`pk > last AND done ORDER BY pk LIMIT n`) was as fast on evenly spread
 rows, but one batch scans without bound where done rows are rare. One DELETE is the fastest,
 but as one long transaction holding every row.
+
+A row's history (`EventHistory`) goes with it, in its batch's transaction (on PostgreSQL in
+the DELETE's own statement). A row deleted otherwise (its domain entity's CASCADE, a raw
+DELETE) leaves its entries behind: once a scheduled model's walk reaches its table's end, a
+second one walks its entries by the (model, row_id, at) index, SCHEDULING_BATCH_SIZE entries a
+batch, deleting those whose row is gone. Only rows off the happy path have entries, so this
+walk is short; cut by the time budget, it resumes there at the next run.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -38,6 +45,7 @@ from django.db.models import Model, signals
 from scheduling.clock import database_now
 from scheduling.conf import scheduling_settings
 from scheduling.extensions import extensions
+from scheduling.history.models import EventHistory
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import scheduled_models
 
@@ -49,6 +57,7 @@ log = logging.getLogger(__name__)
 # an hour (docs/benchmarks.md, "Retention", has the rate).
 PURGE_TIME_BUDGET = 30.0
 RESUME_TTL = 7 * 24 * 3600  # seconds a resume point is kept in the cache
+ORPHANS = ":orphans"  # the resume key's suffix for the walk of a model's orphaned entries
 
 
 @dataclass(frozen=True)
@@ -64,12 +73,14 @@ class PurgeResult:
     examined: int = 0
     batches: int = 0
     resume_after: Any = None  # the last pk examined when the time ran out; None: walked it all
+    entries: int = 0  # history entries deleted: the deleted rows', and orphans'
 
 
 class Batch(NamedTuple):
     deleted: int
     examined: int
     after: Any  # the last pk this batch examined; None once the table's end was reached
+    entries: int = 0
 
 
 def cutoffs(now: datetime | None = None) -> Cutoffs:
@@ -119,12 +130,14 @@ def purge_batch(model: type[Model], *, after: Any, span: int, limits: Cutoffs) -
     done ones nobody holds are deleted."""
     with transaction.atomic(), connection.cursor() as cursor:
         relax_commit(cursor)
-        end, examined = window_end(cursor, model, after=after, span=span)
+        table, pk = quoted(model)
+        end, examined = window_end(cursor, table, pk, after=after, span=span)
         if end is None:
             return Batch(0, 0, None)
         params = {**cutoff_params(limits), "after": after, "end": end}
-        deleted = delete_done(cursor, model, params, bounded_below=after is not None)
-        return Batch(deleted, examined, end if examined == span else None)
+        params["label"] = model._meta.label_lower
+        deleted, entries = delete_done(cursor, model, params, bounded_below=after is not None)
+        return Batch(deleted, examined, end if examined == span else None, entries)
 
 
 def relax_commit(cursor: Any) -> None:
@@ -133,31 +146,76 @@ def relax_commit(cursor: Any) -> None:
         cursor.execute("SET LOCAL synchronous_commit = off")
 
 
-def window_end(cursor: Any, model: type[Model], *, after: Any, span: int) -> tuple[Any, int]:
-    """(the last pk of the next `span` rows, how many there are): a walk of the pk index."""
-    table, pk = quoted(model)
-    lower = f"WHERE {pk} > %(after)s" if after is not None else ""
+def window_end(
+    cursor: Any,
+    table: str,
+    key: str,
+    *,
+    after: Any,
+    span: int,
+    scope: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> tuple[Any, int]:
+    """(the last of the next `span` keys, how many there are): a walk of `key`'s index over
+    the rows of `table` in `scope` (default: those after `after`)."""
+    if scope is None:
+        scope = f"{key} > %(after)s" if after is not None else "TRUE"
     cursor.execute(
-        f"SELECT max(pk), count(*) FROM"
-        f" (SELECT {pk} AS pk FROM {table} {lower} ORDER BY {pk} LIMIT %(span)s) AS window_rows",
-        {"after": after, "span": span},
+        f"SELECT max(key), count(*) FROM (SELECT {key} AS key FROM {table}"
+        f" WHERE {scope} ORDER BY {key} LIMIT %(span)s) AS window_rows",
+        {**(params or {}), "after": after, "span": span},
     )
     return tuple(cursor.fetchone())
 
 
 def delete_done(
     cursor: Any, model: type[Model], params: dict[str, Any], *, bounded_below: bool
-) -> int:
+) -> tuple[int, int]:
+    """Deletes the window's done rows and their history: (rows deleted, entries deleted)."""
     rows = done_rows_sql(model, bounded_below=bounded_below)
     if not plain_delete(model):
         cursor.execute(rows, params)
         pks = [pk for (pk,) in cursor.fetchall()]
-        return model._base_manager.filter(pk__in=pks).delete()[1].get(model._meta.label, 0)
+        deleted = model._base_manager.filter(pk__in=pks).delete()[1].get(model._meta.label, 0)
+        return deleted, delete_entries(model, pks)
     table, pk = quoted(model)
+    postgresql = connection.vendor == "postgresql"
     # = ANY(ARRAY(...)) pins the delete to the pk index; SQLite has neither.
-    in_rows = f"= ANY(ARRAY({rows}))" if connection.vendor == "postgresql" else f"IN ({rows})"
-    cursor.execute(f"DELETE FROM {table} WHERE {pk} {in_rows}", params)
-    return int(cursor.rowcount)
+    delete = f"DELETE FROM {table} WHERE {pk} " + (
+        f"= ANY(ARRAY({rows}))" if postgresql else f"IN ({rows})"
+    )
+    if not has_history(model):
+        cursor.execute(delete, params)
+        return int(cursor.rowcount), 0
+    if postgresql:
+        return delete_with_entries(cursor, f"{delete} RETURNING {pk} AS pk", params)
+    # The embedded mode (SQLite): the entries' DELETE takes the one writer's lock first, so
+    # which rows are done cannot change before the rows' DELETE.
+    cursor.execute(
+        f"DELETE FROM {history_table()} WHERE model = %(label)s AND row_id IN ({rows})", params
+    )
+    entries = int(cursor.rowcount)
+    cursor.execute(delete, params)
+    return int(cursor.rowcount), entries
+
+
+def delete_with_entries(cursor: Any, gone: str, params: dict[str, Any]) -> tuple[int, int]:
+    """PostgreSQL: one statement deletes the rows (`gone`, returning their pks) and their
+    entries."""
+    cursor.execute(
+        f"WITH gone AS ({gone}), entries AS (DELETE FROM {history_table()}"
+        " WHERE model = %(label)s AND row_id = ANY(ARRAY(SELECT pk FROM gone)) RETURNING 1)"
+        " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM entries)",
+        params,
+    )
+    deleted, entries = cursor.fetchone()
+    return int(deleted), int(entries)
+
+
+def delete_entries(model: type[Model], pks: list[Any]) -> int:
+    if not has_history(model) or not pks:
+        return 0
+    return EventHistory.objects.filter(model=model._meta.label_lower, row_id__in=pks).delete()[0]
 
 
 def done_rows_sql(model: type[Model], *, bounded_below: bool) -> str:
@@ -185,6 +243,14 @@ def plain_delete(model: type[Model]) -> bool:
     )
 
 
+def has_history(model: type[Model]) -> bool:
+    return issubclass(model, ScheduledEvent)  # EventHistory names its rows by label_lower
+
+
+def history_table() -> str:
+    return connection.ops.quote_name(EventHistory._meta.db_table)
+
+
 def quoted(model: type[Model]) -> tuple[str, str]:
     quote = connection.ops.quote_name
     return quote(model._meta.db_table), quote(model._meta.pk.column)
@@ -205,18 +271,65 @@ def purge_model(
     """Walk the model's table from `after` (None: its first row) to its end, or until the
     monotonic `deadline`."""
     limits, span = cutoffs(now), scheduling_settings().batch_size
-    result = PurgeResult(model=model._meta.label)
+    return walk(
+        PurgeResult(model=model._meta.label),
+        lambda after: purge_batch(model, after=after, span=span, limits=limits),
+        after=after,
+        deadline=deadline,
+    )
+
+
+def purge_orphans(
+    model: type[Model], *, after: Any = None, deadline: float | None = None
+) -> PurgeResult:
+    """Walk the row ids the model's history names from `after`, deleting the entries of rows
+    that no longer exist."""
+    span = scheduling_settings().batch_size
+    return walk(
+        PurgeResult(model=model._meta.label),
+        lambda after: orphan_batch(model, after=after, span=span),
+        after=after,
+        deadline=deadline,
+    )
+
+
+def walk(
+    result: PurgeResult, batch: Callable[[Any], Batch], *, after: Any, deadline: float | None
+) -> PurgeResult:
+    """`batch` after batch from `after` to the end, or until the monotonic `deadline`."""
     while True:
-        batch = purge_batch(model, after=after, span=span, limits=limits)
-        result.deleted += batch.deleted
-        result.examined += batch.examined
-        result.batches += bool(batch.examined)
-        after = batch.after
+        done = batch(after)
+        result.deleted += done.deleted
+        result.entries += done.entries
+        result.examined += done.examined
+        result.batches += bool(done.examined)
+        after = done.after
         if after is None:
             return result
         if deadline is not None and time.monotonic() >= deadline:
             result.resume_after = after
             return result
+
+
+def orphan_batch(model: type[Model], *, after: Any, span: int) -> Batch:
+    """One transaction: the next `span` row ids the model's history names after `after`; the
+    entries of those whose row is gone are deleted."""
+    history, (table, pk) = history_table(), quoted(model)
+    with transaction.atomic(), connection.cursor() as cursor:
+        relax_commit(cursor)
+        scope = "model = %(label)s" + (" AND row_id > %(after)s" if after is not None else "")
+        params = {"label": model._meta.label_lower, "after": after}
+        end, examined = window_end(
+            cursor, history, "row_id", after=after, span=span, scope=scope, params=params
+        )
+        if end is None:
+            return Batch(0, 0, None)
+        cursor.execute(
+            f"DELETE FROM {history} WHERE {scope} AND row_id <= %(end)s"
+            f" AND NOT EXISTS (SELECT 1 FROM {table} AS t WHERE t.{pk} = {history}.row_id)",
+            {**params, "end": end},
+        )
+        return Batch(0, examined, end if examined == span else None, int(cursor.rowcount))
 
 
 def count_purgeable(model: type[Model], *, now: datetime | None = None) -> int:
@@ -242,31 +355,43 @@ def purge_all(
     for model in purged_models() if models is None else models:
         if results and time.monotonic() >= deadline:
             break  # the first model gets one batch at least, so a short budget still advances
-        result = purge_model(model, after=resume_point(model), deadline=deadline)
-        remember(model, result.resume_after)
-        results.append(result)
-        if result.deleted:
-            log.info("purged %d rows of %s", result.deleted, result.model)
+        results.append(purge_resuming(model, deadline))
     return results
 
 
-def resume_key(model: type[Model]) -> str:
-    return f"scheduling:purge:{model._meta.label_lower}"
+def purge_resuming(model: type[Model], deadline: float) -> PurgeResult:
+    """The model's walk from where the last run stopped; once at its table's end, the walk of
+    its history's orphans from where that one stopped."""
+    result = purge_model(model, after=resume_point(model), deadline=deadline)
+    remember(model, result.resume_after)
+    if result.resume_after is None and has_history(model) and time.monotonic() < deadline:
+        orphans = purge_orphans(model, after=resume_point(model, ORPHANS), deadline=deadline)
+        remember(model, orphans.resume_after, ORPHANS)
+        result.entries += orphans.entries
+    if result.deleted or result.entries:
+        log.info(
+            "purged %d rows of %s, %d history entries", result.deleted, result.model, result.entries
+        )
+    return result
 
 
-def resume_point(model: type[Model]) -> Any:
+def resume_key(model: type[Model], walk: str = "") -> str:
+    return f"scheduling:purge:{model._meta.label_lower}{walk}"
+
+
+def resume_point(model: type[Model], walk: str = "") -> Any:
     try:
-        return cache.get(resume_key(model))
+        return cache.get(resume_key(model, walk))
     except Exception as exc:  # only a shortcut: without it the walk starts from the first row
         log.warning("purge of %s starts from its first row: %s", model._meta.label, exc)
         return None
 
 
-def remember(model: type[Model], after: Any) -> None:
+def remember(model: type[Model], after: Any, walk: str = "") -> None:
     try:
         if after is None:
-            cache.delete(resume_key(model))
+            cache.delete(resume_key(model, walk))
         else:
-            cache.set(resume_key(model), after, RESUME_TTL)
+            cache.set(resume_key(model, walk), after, RESUME_TTL)
     except Exception as exc:
         log.warning("purge of %s could not keep its resume point: %s", model._meta.label, exc)

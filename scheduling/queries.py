@@ -9,10 +9,13 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import F, QuerySet
-from django.db.models.functions import Now
+from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
+from scheduling.actors import process_actor
 from scheduling.conf import SchedulingSettings
+from scheduling.history import record
+from scheduling.history.models import EventHistory, Kind
 from scheduling.models import ScheduledEvent, Status
 
 # statement_timestamp(), like Django's Now(): the same clock the QuerySet methods write with.
@@ -54,17 +57,33 @@ MARK_DELIVERED = (
 
 UNHANDLED = "status = 'delivered' AND handled_at IS NULL AND delivered_at < {clock} - %(timeout)s"
 UNHANDLED_PROBE = "SELECT 1 FROM {table} WHERE {unhandled} LIMIT 1"
+# Each requeued row's history: the publication its columns are about to forget, and what became
+# of it (redelivered, or failed out of tries), in the same statement.
 REQUEUE_UNHANDLED = """
     WITH stale AS (
         SELECT {pk} AS stale_pk FROM {table} WHERE {unhandled}
         ORDER BY delivered_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+    ), requeued AS (
+        UPDATE {table} SET
+            status = CASE WHEN attempts >= %(max)s THEN 'failed' ELSE 'pending' END,
+            business_due_at = CASE WHEN attempts >= %(max)s THEN business_due_at
+                ELSE COALESCE(business_due_at, due_at) END,
+            due_at = CASE WHEN attempts >= %(max)s THEN due_at ELSE {clock} END,
+            last_error = %(note)s, updated_at = {clock}
+        FROM stale WHERE {pk} = stale.stale_pk
+        RETURNING {pk} AS id, status, attempts, version, delivered_at,
+            COALESCE(business_due_at, due_at) AS business_time
+    ), logged AS (
+        INSERT INTO {history} (model, row_id, at, kind, attempt, version, actor, detail)
+        SELECT %(label)s, id, entry.at, entry.kind, attempts, version, entry.actor, entry.detail
+        FROM requeued, LATERAL (VALUES
+            (delivered_at, 'published', 'sweep', jsonb_build_object('late_by_seconds',
+                round(extract(epoch FROM delivered_at - business_time)::numeric, 3))),
+            (statement_timestamp(), CASE WHEN status = 'failed' THEN 'failed' ELSE 'redelivered' END,
+                %(actor)s, jsonb_build_object('reason', %(note)s))
+        ) AS entry(at, kind, actor, detail)
     )
-    UPDATE {table} SET
-        status = CASE WHEN attempts >= %(max)s THEN 'failed' ELSE 'pending' END,
-        due_at = CASE WHEN attempts >= %(max)s THEN due_at ELSE {clock} END,
-        last_error = %(note)s, updated_at = {clock}
-    FROM stale WHERE {pk} = stale.stale_pk
-    RETURNING status
+    SELECT status FROM requeued
 """
 
 
@@ -161,6 +180,7 @@ class Unhandled:
             pk=pk_column(self.model),
             clock=clock,
             unhandled=UNHANDLED.format(clock=clock),
+            history=connection.ops.quote_name(EventHistory._meta.db_table),
         )
 
     def params(self) -> dict[str, Any]:
@@ -170,6 +190,8 @@ class Unhandled:
             "limit": self.limit,
             "max": self.max_attempts,
             "note": self.note,
+            "label": self.model._meta.label_lower,
+            "actor": process_actor("reconcile"),
         }
 
     def rows(self) -> QuerySet[ScheduledEvent]:
@@ -196,9 +218,32 @@ def requeue_unhandled(unhandled: Unhandled) -> tuple[int, int]:
 
 
 def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[int, int]:
-    stale, note = unhandled.rows(), unhandled.note
-    failed = stale.filter(attempts__gte=unhandled.max_attempts).update(
+    stale, note = list(unhandled.rows()), unhandled.note
+    out_of_tries = [row.pk for row in stale if row.attempts >= unhandled.max_attempts]
+    rows = unhandled.model.objects.filter(pk__in=[row.pk for row in stale])
+    failed = rows.filter(pk__in=out_of_tries).update(
         status=Status.FAILED, last_error=note, updated_at=Now()
     )
-    requeued = stale.update(status=Status.PENDING, due_at=Now(), last_error=note, updated_at=Now())
+    requeued = rows.exclude(pk__in=out_of_tries).update(
+        status=Status.PENDING,
+        business_due_at=Coalesce(F("business_due_at"), F("due_at")),
+        due_at=Now(),
+        last_error=note,
+        updated_at=Now(),
+    )
+    record.write(requeued_entries(stale, out_of_tries, note))
     return requeued, failed
+
+
+def requeued_entries(
+    stale: list[ScheduledEvent], out_of_tries: list[Any], note: str
+) -> list[EventHistory]:
+    reconciler = process_actor("reconcile")
+    entries = []
+    for row in stale:
+        kind = Kind.FAILED if row.pk in out_of_tries else Kind.REDELIVERED
+        entries += [
+            *record.publication(row),
+            record.entry(row, kind, actor=reconciler, detail={"reason": note}),
+        ]
+    return entries

@@ -30,9 +30,11 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from scheduling import metrics
+from scheduling.actors import actor, process_actor
 from scheduling.clock import database_now
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.drain import Drain, overlaps
+from scheduling.history import record
 from scheduling.hold import acquire, deliver, holding_until
 from scheduling.locks import SweepLock, sweep_lock
 from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
@@ -115,6 +117,21 @@ def sweep(
     that with `hold` near the tick interval each tick's sweep takes over as the previous one
     ends.
     """
+    with actor(process_actor("sweep")):
+        return _sweep(
+            model, now=now, slot=slot, time_budget=time_budget, hold=hold, publisher=publisher
+        )
+
+
+def _sweep(
+    model: type[ScheduledEvent],
+    *,
+    now: datetime | None,
+    slot: int,
+    time_budget: float | None,
+    hold: float,
+    publisher: Publisher | None,
+) -> SweepResult:
     conf = scheduling_settings()
     hold_until = holding_until(hold, fixed_clock=now is not None)
     result = SweepResult(model=model._meta.label)
@@ -329,6 +346,8 @@ def mark_batch(
     result.expired = model.objects.filter(pk__in=[row.pk for row in plan.expired]).update(
         status=Status.EXPIRED, updated_at=Now()
     )
+    if plan.expired:
+        record.write(record.expired(plan.expired, now=now))
     delivered = [row for row, _ in plan.publish]
     for row in delivered:
         row.status = Status.DELIVERED
@@ -357,4 +376,6 @@ def mark_poisoned(
         last_error=error[:2000],
         updated_at=Now(),
     )
+    row.attempts += 1
+    record.write([record.publish_failed(row, error, failed=failed)])
     return failed

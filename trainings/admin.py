@@ -11,6 +11,7 @@ from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils import timezone
 
+from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
 from trainings.models import (
     Invitation,
@@ -136,7 +137,7 @@ class TrainingForm(ModelForm):
 
 
 @admin.register(Training)
-class TrainingAdmin(admin.ModelAdmin):
+class TrainingAdmin(AuditedAdmin):  # moving or cancelling a training moves its reminders
     form = TrainingForm
     formfield_overrides = STORABLE_DATETIMES
     list_display = (
@@ -187,7 +188,7 @@ class TrainingAdmin(admin.ModelAdmin):
 
 @admin.register(ScheduledTrainingNotification)
 class ScheduledTrainingNotificationAdmin(ScheduledEventAdmin):
-    search_fields = ("training__team__name",)
+    # The changelist searches ScheduledTrainingNotification.search_fields (team, players).
     list_select_related = ("training__team",)
 
     def get_list_display(self, request: HttpRequest) -> Any:

@@ -179,6 +179,8 @@ class ScheduledTrainingNotification(ScheduledEvent):
     handler_task = "trainings.send_training_reminder"
     queue = "trainings"
     related_for_event = ("training",)
+    # A team's reminders, or every reminder a player's team was sent, one admin search away.
+    search_fields = ("training__team__name", "training__team__players__name")
 
     class Meta(ScheduledEvent.Meta):
         db_table = "scheduled_training_notification"

@@ -18,7 +18,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.expressions import ExpressionWrapper
-from django.db.models.functions import Now
+from django.db.models.functions import Coalesce, Now
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
@@ -186,7 +186,9 @@ def reminder_postpone(*, pk: int, version: int, not_before: datetime) -> int:
     at = min(not_before, cap)
     return ScheduledTrainingNotification.objects.filter(
         pk=pk, version=version, status=Status.PENDING, due_at__lt=at
-    ).update(due_at=at, updated_at=Now())
+    ).update(
+        business_due_at=Coalesce(F("business_due_at"), F("due_at")), due_at=at, updated_at=Now()
+    )
 
 
 def recipients(*, training: Training, kind: str) -> QuerySet[Player]:
@@ -300,20 +302,16 @@ def move_pending_rows(training: Training, *, now: datetime, revive: bool = True)
         movable |= Q(in_future, status=Status.CANCELLED, cancel_reason=MOVED_INTO_THE_PAST)
     # Status stays a condition on the updated table itself, so PostgreSQL re-checks it on a
     # row a concurrent sweep has locked (a delivered row is never moved).
-    return (
-        reminders_of(training)
-        .filter(movable)
-        .exclude(due_at=due)
-        .update(
-            due_at=due,
-            version=F("version") + 1,
-            updated_at=Now(),
-            status=Case(
-                When(in_future, then=Value(Status.PENDING)), default=Value(Status.CANCELLED)
-            ),
-            cancelled_at=Case(When(in_future, then=Value(None)), default=Now()),
-            cancel_reason=Case(When(in_future, then=Value("")), default=Value(MOVED_INTO_THE_PAST)),
-        )
+    rows = reminders_of(training).filter(movable).exclude(due_at=due)
+    return rows.reschedule_with(
+        "training moved",
+        due_at=due,
+        business_due_at=None,
+        version=F("version") + 1,
+        updated_at=Now(),
+        status=Case(When(in_future, then=Value(Status.PENDING)), default=Value(Status.CANCELLED)),
+        cancelled_at=Case(When(in_future, then=Value(None)), default=Now()),
+        cancel_reason=Case(When(in_future, then=Value("")), default=Value(MOVED_INTO_THE_PAST)),
     )
 
 

@@ -26,6 +26,7 @@ from purchases.api.serializers import (
 )
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase
 from purchases.services import DOWNLOAD_SALT, purchase_refund
+from scheduling.api.defaults import RequestActor
 from scheduling.api.views import ModelChangePermission, ModelViewPermission, ScheduledEventViewSet
 
 
@@ -44,7 +45,7 @@ class Conflict(APIException):
     default_code = "conflict"
 
 
-class PurchasesModelViewSet(ProtectedDestroyMixin, viewsets.ModelViewSet):
+class PurchasesModelViewSet(RequestActor, ProtectedDestroyMixin, viewsets.ModelViewSet):
     permission_classes = [ModelViewPermission]
 
 
@@ -73,6 +74,7 @@ class CustomerViewSet(PurchasesModelViewSet):
 
 
 class PurchaseViewSet(
+    RequestActor,
     mixins.CreateModelMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,

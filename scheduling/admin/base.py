@@ -3,12 +3,15 @@
 Each action is ONE bulk QuerySet call over the selected rows (all filtered rows with "select
 all"), so it changes only pending rows (retry: failed or expired ones) and reports how many
 changed. Rows are never edited through the change form: a form save writes every column and
-could undo a concurrent sweep's `delivered`, so all scheduling fields are read-only there.
+could undo a concurrent sweep's `delivered`, so all scheduling fields are read-only there, and
+the page shows the row's timeline instead. Every view records the signed-in user as the actor
+of what it changes (AuditedAdmin).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, cast
 
@@ -17,22 +20,39 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin import widgets as admin_widgets
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.utils import display_for_value
 from django.db import models
 from django.db.models import QuerySet
+from django.db.models.functions import Coalesce
+from django.forms import ModelForm
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.utils import timezone
 
+from scheduling.admin.audit import AuditedAdmin
+from scheduling.admin.timeline import timeline_lines
+from scheduling.admin.wording import lateness, short_duration
 from scheduling.forms import AwareDateTimeFormField
 from scheduling.models import (
     LIFECYCLE_STATES,
     SCHEDULING_FIELDS,
+    LateRetryError,
     ScheduledEvent,
     ScheduledEventQuerySet,
+    Status,
     storable_utc,
 )
 from scheduling.parsing import parse_shift
 
 ACTION_TITLES = {"reschedule_rows": "Reschedule", "shift_rows": "Shift"}
+LATE_ROWS_SHOWN = 20  # on the retry confirmation, oldest business time first
+
+
+@dataclass(frozen=True)
+class LateRow:
+    row: ScheduledEvent
+    lateness: str  # "sent 3 days late", if retried now
+    past_max_lateness: bool
 
 
 class RescheduleForm(forms.Form):
@@ -108,10 +128,13 @@ def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None
     messages.success(request, f"{verb} {count} {noun}.")
 
 
-class ScheduledEventAdmin(admin.ModelAdmin):
+class ScheduledEventAdmin(AuditedAdmin):
     """Base admin for a ScheduledEvent subclass; subclasses extend the tuples, e.g.
 
     list_display = (*ScheduledEventAdmin.list_display, "customer")
+
+    The changelist searches the admin's `search_fields`, or else the model's own (the business
+    fields a host lists on its scheduled model, e.g. the customer's email).
     """
 
     list_display: Any = ("event_id", "status", "due_at", "version", "attempts", "last_error")
@@ -122,12 +145,41 @@ class ScheduledEventAdmin(admin.ModelAdmin):
     readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS
     actions = ("cancel_rows", "reschedule_rows", "shift_rows", "deliver_now", "retry_rows")
     action_form_template = "admin/scheduling/action_form.html"  # reschedule, shift
+    late_retry_template = "admin/scheduling/late_retry.html"
+    change_form_template = "admin/scheduling/change_form.html"  # the fields, then the timeline
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # rows are created by the domain's services, with their entity
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return [field.name for field in self.model._meta.fields]
+        # The business time (business_due_at, or due_at while the framework has not moved it)
+        # beside due_at, rather than a business_due_at that is mostly empty.
+        names = [field.name for field in self.model._meta.fields]
+        return ["business_time" if name == "business_due_at" else name for name in names]
+
+    def get_search_fields(self, request: HttpRequest) -> Any:
+        return self.search_fields or getattr(self.model, "search_fields", ())
+
+    @admin.display(description="business time")
+    def business_time(self, obj: ScheduledEvent) -> str:
+        return str(display_for_value(obj.business_time, self.get_empty_value_display()))
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Any = None,
+    ) -> Any:
+        if obj is not None:
+            context["timeline"] = timeline_lines(obj)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:
+        """Nothing: every field is read-only, and a save would write every column back (undoing
+        a concurrent sweep's or worker's change) without an entry in the row's history."""
 
     def change_view(
         self,
@@ -160,8 +212,16 @@ class ScheduledEventAdmin(admin.ModelAdmin):
         rows_changed(request, self.opts, "Made due now:", queryset.deliver_now())  # type: ignore[attr-defined]
 
     @admin.action(description="Retry selected failed or expired rows", permissions=["change"])
-    def retry_rows(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> None:
-        rows_changed(request, self.opts, "Back to pending:", queryset.retry())  # type: ignore[attr-defined]
+    def retry_rows(self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]) -> Any:
+        """Rows past the model's max_lateness are retried only once the user confirms, on a
+        page that says how late they would be sent."""
+        confirmed = request.POST.get("late") == "confirmed"
+        try:
+            count = queryset.retry(allow_late=confirmed)  # type: ignore[attr-defined]
+        except LateRetryError:
+            return self.late_retry_response(request, queryset)
+        rows_changed(request, self.opts, "Back to pending:", count)
+        return None
 
     def _to(self, request: HttpRequest, queryset: Any, data: dict[str, Any]) -> None:
         rows_changed(request, self.opts, "Rescheduled", queryset.reschedule(data["due_at"]))
@@ -187,13 +247,39 @@ class ScheduledEventAdmin(admin.ModelAdmin):
     def action_form_response(
         self, request: HttpRequest, form: forms.Form, action: str
     ) -> TemplateResponse:
+        context = {**self.selection_context(request, action), "form": form}
+        return TemplateResponse(request, self.action_form_template, context)
+
+    def late_retry_response(
+        self, request: HttpRequest, queryset: QuerySet[ScheduledEvent]
+    ) -> TemplateResponse:
+        """The confirmation: the rows that would be sent latest, each with how late."""
+        retryable = queryset.filter(status__in=[Status.FAILED, Status.EXPIRED])
+        max_lateness: timedelta = getattr(self.model, "max_lateness", None) or timedelta(0)
+        shown = retryable.order_by(Coalesce("business_due_at", "due_at"), "pk")[:LATE_ROWS_SHOWN]
+        now = timezone.now()
+        late_rows = [
+            LateRow(row, lateness("sent", (now - row.business_time).total_seconds()), past)
+            for row in shown
+            for past in [now - row.business_time > max_lateness]
+        ]
+        context = {
+            **self.selection_context(request, "retry_rows"),
+            "title": "Retry rows past their lateness?",
+            "max_lateness": short_duration(max_lateness),
+            "late_rows": late_rows,
+            "more": retryable.count() - len(late_rows) if len(late_rows) == LATE_ROWS_SHOWN else 0,
+        }
+        return TemplateResponse(request, self.late_retry_template, context)
+
+    def selection_context(self, request: HttpRequest, action: str) -> dict[str, Any]:
+        """What an action's intermediate page needs to post the same selection back."""
         select_across = request.POST.get("select_across") in ("1", "True", "true")
         selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
-        context = {
+        return {
             **self.admin_site.each_context(request),
             "opts": self.opts,
-            "title": ACTION_TITLES[action],
-            "form": form,
+            "title": ACTION_TITLES.get(action, ""),
             "action": action,
             "selected": selected,
             "select_across": "1" if select_across else "0",
@@ -202,7 +288,6 @@ class ScheduledEventAdmin(admin.ModelAdmin):
             if select_across
             else f"{len(selected)} selected.",
         }
-        return TemplateResponse(request, self.action_form_template, context)
 
 
 class ScheduledEventInline(admin.TabularInline):

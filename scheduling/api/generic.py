@@ -20,10 +20,6 @@ from scheduling.api.views import ScheduledEventViewSet
 from scheduling.models import ScheduledEvent
 
 
-def route_for(model: type[ScheduledEvent]) -> str:
-    return f"events/{model._meta.app_label}/{model._meta.model_name}"
-
-
 def viewset_for(model: type[ScheduledEvent]) -> type[ScheduledEventViewSet]:
     entities = entity_fields(model)
     attributes: dict[str, Any] = {

@@ -14,6 +14,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from scheduling.api.parsers import MAX_JSON_DEPTH
+from scheduling.api.routes import history_url
+from scheduling.history.models import Kind
 from scheduling.jsonvalues import json_depth, json_has_nul
 from scheduling.models import SCHEDULING_FIELDS, ScheduledEvent
 from scheduling.parsing import (
@@ -87,6 +89,17 @@ class BoundedJSONField(serializers.JSONField):
         return value
 
 
+@extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+class HistoryUrlField(serializers.Field):
+    """The absolute URL of the row's timeline; null where no history route is mounted."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, value: ScheduledEvent) -> str | None:
+        return history_url(value, self.context.get("request"), self.context.get("view"))
+
+
 class ScheduledEventSerializer(serializers.ModelSerializer):
     """Base for a domain's scheduled-row serializer: subclasses set Meta.model and add fields.
 
@@ -96,6 +109,7 @@ class ScheduledEventSerializer(serializers.ModelSerializer):
     """
 
     event_id = serializers.CharField(read_only=True)
+    history_url = HistoryUrlField(help_text="The row's timeline: GET it for every entry.")
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         models.DateTimeField: StrictDateTimeField,
@@ -103,7 +117,7 @@ class ScheduledEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model: type[ScheduledEvent]
-        fields: tuple[str, ...] = ("id", "event_id", *SCHEDULING_FIELDS)
+        fields: tuple[str, ...] = ("id", "event_id", *SCHEDULING_FIELDS, "history_url")
         read_only_fields: tuple[str, ...] = fields
 
 
@@ -176,7 +190,27 @@ class BulkCancelSerializer(BulkSelectionSerializer):
 
 
 class BulkRetrySerializer(BulkSelectionSerializer):
-    """Only the selection: retry() brings failed and expired rows back to pending."""
+    allow_late = serializers.BooleanField(
+        default=False,
+        help_text="Required to retry rows past their model's max_lateness: they would be "
+        "delivered that late. Without it such a selection is refused (400) and nothing changes.",
+    )
+
+
+class HistoryEntrySerializer(serializers.Serializer):
+    """One entry of a row's timeline (scheduling.history.timeline.Entry)."""
+
+    at = serializers.DateTimeField(help_text="When, by the database clock (UTC).")
+    kind = serializers.ChoiceField(choices=Kind.choices)
+    attempt = serializers.IntegerField(help_text="The delivery attempt it belongs to.")
+    version = serializers.IntegerField(help_text="The row's version at that moment.")
+    actor = serializers.CharField(
+        help_text="Who: api:<user>, admin:<user>, code or a name the code gave, sweep@host..."
+    )
+    detail = serializers.JSONField(
+        help_text="What: the due times before and after a move, the error, the lateness, the "
+        "cancel reason."
+    )
 
 
 class BulkCountSerializer(serializers.Serializer):

@@ -7,7 +7,8 @@ from typing import Any
 from django.utils.module_loading import import_string
 from rest_framework.routers import DefaultRouter
 
-from scheduling.api.generic import route_for, viewset_for
+from scheduling.api.generic import viewset_for
+from scheduling.api.routes import route_for
 from scheduling.extensions import Route, extensions
 from scheduling.registry import scheduled_models
 

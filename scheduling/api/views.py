@@ -1,5 +1,5 @@
 """The read-only list of a domain's scheduled rows, with bulk reschedule, cancel and retry over a
-filter.
+filter, and each row's history.
 
 A domain subclasses ScheduledEventViewSet, sets queryset, serializer_class and
 filterset_class, and registers it on its router. The bulk actions run the body's `filter`
@@ -31,9 +31,12 @@ from scheduling.api.serializers import (
     BulkCountSerializer,
     BulkRescheduleSerializer,
     BulkRetrySerializer,
+    HistoryEntrySerializer,
 )
 from scheduling.api.throttles import BulkRateThrottle
+from scheduling.history.timeline import timeline
 from scheduling.models import ScheduledEvent
+from scheduling.querysets import LateRetryError
 
 
 class ModelViewPermission(permissions.DjangoModelPermissions):
@@ -57,6 +60,7 @@ class ModelChangePermission(permissions.DjangoModelPermissions):
 
 
 BAD_REQUEST = OpenApiResponse(description="Invalid body or filter; the message names the field.")
+NOT_FOUND = OpenApiResponse(description="No row has this id.")
 
 
 @contextmanager
@@ -133,7 +137,9 @@ class ScheduledEventViewSet(BulkActions, FrameworkViewDefaults, viewsets.ReadOnl
         summary="Retry the failed and expired rows a filter selects",
         description="They become pending and due now, with their attempts reset and their "
         "version up by one (a message of an earlier try still queued is then ignored). Other "
-        'rows do not change; `{"filter": {"lifecycle": "failed"}}` selects the failed ones.',
+        'rows do not change; `{"filter": {"lifecycle": "failed"}}` selects the failed ones. '
+        "Rows past the model's max_lateness need `allow_late: true`; without it the answer is "
+        "400, naming the lateness, and no row changes.",
     )
     @action(
         detail=False,
@@ -143,7 +149,22 @@ class ScheduledEventViewSet(BulkActions, FrameworkViewDefaults, viewsets.ReadOnl
     )
     def retry(self, request: Request) -> Response:
         body = validated(BulkRetrySerializer, request)
-        return Response({"count": self.bulk_selection(body).retry()})
+        try:
+            count = self.bulk_selection(body).retry(allow_late=body["allow_late"])
+        except LateRetryError as exc:
+            raise serializers.ValidationError({"allow_late": [str(exc)]}) from None
+        return Response({"count": count})
+
+    @extend_schema(
+        request=None,
+        responses={200: HistoryEntrySerializer(many=True), 404: NOT_FOUND},
+        summary="The row's timeline, oldest first",
+        description="Every transition of the row: scheduled, moves, cancels, each delivery "
+        "attempt and its outcome, retries and expiry, with who made it (`actor`).",
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        return Response([entry.as_dict() for entry in timeline(self.get_object())])
 
     def bulk_reschedule(self, body: dict[str, Any]) -> int:
         rows = self.bulk_selection(body)

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import ScheduledEventAdmin, ScheduledEventInline, rows_changed
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import (
@@ -50,7 +51,7 @@ class ScheduledJobRunInline(ScheduledEventInline):
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(AuditedAdmin):  # its saves and cancels change the job's runs
     form = JobForm
     list_display = ("key", "runs_status", "next_run", "runs", "target", "updated_at")
     search_fields = ("key",)

@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import escape, format_html, format_html_join
 
+from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
 from scheduling.models import Status
 from scheduling.recurring.cron import CronError, time_zone
@@ -37,7 +38,7 @@ RECENT_COUNT = 10
 
 
 @admin.register(RecurringSchedule)
-class RecurringScheduleAdmin(admin.ModelAdmin):
+class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurrences
     list_display = (
         "name",
         "cron",

@@ -257,7 +257,9 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
         schedule = self.get_object()
         rows = ScheduledOccurrence.objects.filter(schedule=schedule).select_related("schedule")
         page = self.paginate_queryset(rows.order_by("-due_at", "-pk"))
-        data = OccurrenceSerializer(page if page is not None else rows, many=True).data
+        data = OccurrenceSerializer(
+            page if page is not None else rows, many=True, context=self.get_serializer_context()
+        ).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
 

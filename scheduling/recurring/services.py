@@ -21,6 +21,8 @@ from django.db.models import Exists, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
+from scheduling.history import bulk
+from scheduling.history.models import Kind
 from scheduling.models import Status
 from scheduling.recurring.conf import recurring_settings
 from scheduling.recurring.models import (
@@ -43,9 +45,10 @@ def occurrences_chain(
     record the last fire. Returns how many occurrences were inserted."""
     stale = [row for row in expired if row.is_stale()]
     if stale:
-        ScheduledOccurrence.objects.filter(pk__in=[row.pk for row in stale]).update(
-            status=Status.CANCELLED, cancel_reason="stale schedule version", cancelled_at=Now()
-        )
+        reason = "stale schedule version"
+        stale_rows = ScheduledOccurrence.objects.filter(pk__in=[row.pk for row in stale])
+        values = {"status": Status.CANCELLED, "cancel_reason": reason, "cancelled_at": Now()}
+        bulk.apply(stale_rows, bulk.Change(Kind.CANCELLED, values, {"reason": reason}))
     rows = [row for row in [*delivered, *expired] if not row.manual and not row.is_stale()]
     held = _hold_schedules(rows)
     # A catch-up row records its fire; only the head carries the timeline on.

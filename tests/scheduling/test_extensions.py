@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import clear_url_caches
 
@@ -40,6 +41,9 @@ def host() -> Iterator[Extensions]:
 
 def reload_api_urls() -> None:
     importlib.reload(scheduling.api.urls)
+    # The root URLconf too: its include() resolvers keep the routes they read when an earlier
+    # test first resolved or reversed a URL.
+    importlib.reload(importlib.import_module(settings.ROOT_URLCONF))
     clear_url_caches()
 
 

@@ -2,7 +2,7 @@
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta
 from io import StringIO
 from typing import Any
@@ -18,10 +18,18 @@ from django.db.models.signals import post_delete
 from django.test import override_settings
 
 from scheduling.clock import database_now
+from scheduling.history.models import EventHistory, Kind
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
 from scheduling.models import ScheduledEvent
-from scheduling.purge import PURGE_TIME_BUDGET, purge_all, purge_model, remember, resume_point
+from scheduling.purge import (
+    PURGE_TIME_BUDGET,
+    purge_all,
+    purge_model,
+    purge_orphans,
+    remember,
+    resume_point,
+)
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import _next_successors
 from scheduling.registry import beat_schedule
@@ -314,6 +322,106 @@ def test_deletion_signals_are_sent_when_someone_listens() -> None:
     assert remaining() == {kept.pk}
 
 
+# --- history -------------------------------------------------------------------------------
+
+
+def with_entries(row: ScheduledEvent, count: int = 2) -> ScheduledEvent:
+    """`count` history entries for `row`, as its failures and moves write them."""
+    kinds = [Kind.HANDLING_FAILED, Kind.RESCHEDULED, Kind.CANCELLED]
+    for n in range(count):
+        EventHistory.objects.create(
+            model=row._meta.label_lower, row_id=row.pk, kind=kinds[n % len(kinds)]
+        )
+    return row
+
+
+def entries_of(*rows: ScheduledEvent) -> dict[int, int]:
+    """The count of entries per row that still has some."""
+    counts: dict[int, int] = {}
+    for row in rows:
+        count = EventHistory.objects.filter(model=row._meta.label_lower, row_id=row.pk).count()
+        if count:
+            counts[row.pk] = count
+    return counts
+
+
+@contextmanager
+def listening_for_deletes() -> Iterator[None]:
+    """The ORM's delete: someone listens for the rows' deletion."""
+
+    def note(sender: type, instance: ScheduledEvent, **kwargs: Any) -> None:
+        pass
+
+    post_delete.connect(note, sender=ScheduledPing)
+    try:
+        yield
+    finally:
+        post_delete.disconnect(note, sender=ScheduledPing)
+
+
+@pytest.mark.parametrize("deleted_by", ["one statement", "the ORM"])
+def test_a_purged_rows_entries_go_with_it_and_a_kept_rows_stay(deleted_by):
+    purged = [
+        with_entries(make(status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY)),
+        with_entries(make(status=Status.FAILED, updated_at=NOW - 31 * DAY), 3),
+    ]
+    pending = with_entries(make(status=Status.PENDING, due_at=NOW - 3650 * DAY))
+    recent = with_entries(make(status=Status.CANCELLED, cancelled_at=NOW - 6 * DAY), 1)
+    with listening_for_deletes() if deleted_by == "the ORM" else nullcontext():
+        result = purge_model(ScheduledPing, now=NOW)
+
+    assert (result.deleted, result.entries) == (2, 5)
+    assert remaining() == {pending.pk, recent.pk}
+    assert entries_of(*purged, pending, recent) == {pending.pk: 2, recent.pk: 1}
+
+
+def test_entries_of_another_model_with_the_same_pk_stay():
+    ping = with_entries(make(status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY))
+    same_pk = EventHistory.objects.create(
+        model="testapp.schedulednotice", row_id=ping.pk, kind=Kind.CANCELLED
+    )
+
+    assert purge_model(ScheduledPing, now=NOW).entries == 2
+    assert list(EventHistory.objects.values_list("pk", flat=True)) == [same_pk.pk]
+
+
+def test_the_entries_of_a_row_deleted_by_its_entitys_cascade_go_at_the_next_purge(now):
+    orphaned = with_entries(make(status=Status.PENDING), 3)
+    kept = with_entries(make(status=Status.PENDING))
+    orphaned.ping.delete()  # the domain entity goes, its scheduled row by CASCADE
+    assert entries_of(orphaned) == {orphaned.pk: 3}
+
+    results = {result.model: result for result in purge_all()}
+
+    assert results[LABEL].entries == 3
+    assert entries_of(orphaned, kept) == {kept.pk: 2}
+
+
+def test_the_walk_of_orphaned_entries_goes_in_batches_and_resumes():
+    rows = [with_entries(make(status=Status.PENDING), 2) for _ in range(4)]
+    ScheduledPing.objects.filter(pk__in=[rows[0].pk, rows[2].pk, rows[3].pk]).delete()
+
+    with override_settings(SCHEDULING_BATCH_SIZE=3):
+        first = purge_orphans(ScheduledPing, deadline=0)
+        rest = purge_orphans(ScheduledPing, after=first.resume_after)
+
+    assert (first.batches, first.entries, first.examined) == (1, 2, 3)
+    assert rest.resume_after is None
+    assert first.entries + rest.entries == 6
+    assert entries_of(*rows) == {rows[1].pk: 2}
+
+
+def test_the_command_reports_the_history_entries_it_deleted():
+    with_entries(make(status=Status.CANCELLED, cancelled_at=database_now() - 8 * DAY))
+    orphaned = with_entries(make(status=Status.PENDING), 1)
+    orphaned.ping.delete()
+
+    output = run("--model", LABEL)
+
+    assert output == f"{LABEL}: deleted 1 of 1 rows (1 batches), 3 history entries\n"
+    assert not EventHistory.objects.exists()
+
+
 # --- job runs and occurrences ---------------------------------------------------------------
 
 
@@ -507,11 +615,18 @@ def test_a_row_another_transaction_holds_is_skipped_without_waiting() -> None:
 MAKE_EMBEDDED_ROWS = """
 from datetime import timedelta
 from django.utils import timezone
+from scheduling.history.models import EventHistory
 from tests.testapp.models import Ping, ScheduledPing
 old = timezone.now() - timedelta(days=40)
 for status in ("pending", "delivered", "cancelled", "failed"):
     row = ScheduledPing.objects.create(ping=Ping.objects.create(name=status), due_at=old, status=status)
     ScheduledPing.objects.filter(pk=row.pk).update(updated_at=old, handled_at=old, cancelled_at=old)
+    EventHistory.objects.create(model="testapp.scheduledping", row_id=row.pk, kind="rescheduled")
+EventHistory.objects.create(model="testapp.scheduledping", row_id=10**9, kind="cancelled")
+"""
+COUNT_EMBEDDED_ENTRIES = """
+from scheduling.history.models import EventHistory
+print(list(EventHistory.objects.values_list("row_id", flat=True)))
 """
 
 
@@ -526,5 +641,7 @@ def test_the_embedded_mode_purges_on_sqlite(tmp_path):
     manage("shell", "-v", "0", "-c", MAKE_EMBEDDED_ROWS)
 
     assert "would delete 3" in manage("scheduling_purge", "--dry-run", "--model", LABEL)
-    assert "deleted 3 of 4 rows (2 batches)" in manage("scheduling_purge", "--model", LABEL)
+    purged = manage("scheduling_purge", "--model", LABEL)
+    assert "deleted 3 of 4 rows (2 batches), 4 history entries" in purged  # and an orphan's
     assert "would delete 0" in manage("scheduling_purge", "--dry-run", "--model", LABEL)
+    assert manage("shell", "-v", "0", "-c", COUNT_EMBEDDED_ENTRIES).strip() == "[1]"

@@ -241,7 +241,7 @@ def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join()
     with CaptureQueriesContext(connection) as queries:
         assert selection.shift(timedelta(days=1)) == 1
 
-    (update,) = [query["sql"] for query in queries if query["sql"].startswith("UPDATE")]
+    (update,) = [query["sql"] for query in queries if "UPDATE" in query["sql"]]
     assert '"id" = ANY(ARRAY(SELECT U0."id"' in update
     assert " IN (SELECT" not in update
     assert "ORDER BY" not in update  # the selection's order would only cost a sort

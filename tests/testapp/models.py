@@ -24,6 +24,7 @@ class ScheduledPing(ScheduledEvent):
     queue = "testapp"
     max_lateness = timedelta(days=1)
     related_for_event = ("ping",)
+    search_fields = ("ping__name", "ping__group")  # the default admin's search
 
     class Meta(ScheduledEvent.Meta):
         db_table = "scheduled_ping"

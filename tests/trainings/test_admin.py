@@ -81,6 +81,8 @@ def test_the_scheduled_rows_list_filters_by_kind_status_team_and_training_date(
         == 18
     )
     assert listed("q=Falcons") == 22
+    # By the team's players' names: three players match, each row is listed once.
+    assert listed("q=player-") == 22
 
 
 def test_a_training_page_shows_its_ladder_inline(admin_client, training):

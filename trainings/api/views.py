@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from scheduling.api.defaults import RequestActor
 from scheduling.api.views import (
     ModelChangePermission,
     ModelViewPermission,
@@ -41,21 +42,21 @@ class CanAnswer(BasePermission):
         return request.user.has_perm("trainings.add_questionnaireanswer")
 
 
-class TeamViewSet(viewsets.ModelViewSet):
+class TeamViewSet(RequestActor, viewsets.ModelViewSet):
     queryset = Team.objects.order_by("pk")
     serializer_class = TeamSerializer
     permission_classes = [ModelViewPermission]
     filterset_fields = ("name",)
 
 
-class PlayerViewSet(viewsets.ModelViewSet):
+class PlayerViewSet(RequestActor, viewsets.ModelViewSet):
     queryset = Player.objects.order_by("pk")
     serializer_class = PlayerSerializer
     permission_classes = [ModelViewPermission]
     filterset_fields = ("team",)
 
 
-class TrainingViewSet(viewsets.ModelViewSet):
+class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
     """Creating schedules the reminder ladder; changing the times moves it; DELETE removes it."""
 
     queryset = Training.objects.order_by("start_at", "pk")
@@ -110,6 +111,7 @@ class TrainingViewSet(viewsets.ModelViewSet):
 
 
 class InvitationViewSet(
+    RequestActor,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.UpdateModelMixin,

@@ -118,7 +118,7 @@ class JobSerializer(serializers.ModelSerializer):
     def get_runs(self, job: Job) -> Any:
         runs = [*job.pending_runs, *job.recent_runs]  # type: ignore[attr-defined]
         runs.sort(key=lambda run: (run.due_at, run.pk))
-        return JobRunSerializer(runs, many=True).data
+        return JobRunSerializer(runs, many=True, context=self.context).data
 
 
 BULK_FILTER_HELP = (

@@ -77,10 +77,12 @@ class JobViewSet(BulkActions, FrameworkViewDefaults, viewsets.GenericViewSet):
         params = {k: v for k, v in request.query_params.lists() if k not in NOT_FILTERS}
         jobs = with_runs(parse_job_filter(params).jobs())
         page = self.paginate_queryset(jobs)
-        return self.get_paginated_response(JobSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            JobSerializer(page, many=True, context=self.get_serializer_context()).data
+        )
 
     def retrieve(self, request: Request, key: str) -> Response:
-        return Response(JobSerializer(self.get_object()).data)
+        return Response(self.get_serializer(self.get_object()).data)
 
     def get_object(self) -> Job:
         existing_key(self.kwargs["key"])
@@ -91,21 +93,24 @@ class JobViewSet(BulkActions, FrameworkViewDefaults, viewsets.GenericViewSet):
         job, created = service_call(job_put, **body)
         # Keys are URL-safe (KEY_PATTERN): the job's own URL is this one plus the key.
         headers = {"Location": request.build_absolute_uri(f"{request.path}{job.key}/")}
-        return Response(job_data(job.key), status=201 if created else 200, headers=headers)
+        return Response(self.job_data(job.key), status=201 if created else 200, headers=headers)
 
     def update(self, request: Request, key: str) -> Response:
         body = validated(JobPutSerializer, request)
         job, created = service_call(job_put, key=checked_key(key), **body)
-        return Response(job_data(job.key), status=201 if created else 200)
+        return Response(self.job_data(job.key), status=201 if created else 200)
 
     def partial_update(self, request: Request, key: str) -> Response:
         body = validated(JobPatchSerializer, request)
         job = service_call(job_patch, key=existing_key(key), **body)
-        return Response(job_data(job.key))
+        return Response(self.job_data(job.key))
 
     def destroy(self, request: Request, key: str) -> Response:
         service_call(job_delete, key=existing_key(key))
-        return Response(job_data(key))
+        return Response(self.job_data(key))
+
+    def job_data(self, key: str) -> Any:
+        return self.get_serializer(with_runs(Job.objects.filter(key=key)).get()).data
 
     def bulk_reschedule(self, body: dict[str, Any]) -> int:
         return service_call(
@@ -146,10 +151,6 @@ def with_runs(jobs: QuerySet[Job]) -> QuerySet[Job]:
         Prefetch("runs", queryset=pending, to_attr="pending_runs"),
         Prefetch("runs", queryset=others[:RUN_HISTORY], to_attr="recent_runs"),
     ).order_by("key")
-
-
-def job_data(key: str) -> Any:
-    return JobSerializer(with_runs(Job.objects.filter(key=key)).get()).data
 
 
 def existing_key(key: str) -> str:

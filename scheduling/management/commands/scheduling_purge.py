@@ -3,7 +3,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Model
 
-from scheduling.purge import count_purgeable, purge_model, purged_models
+from scheduling.purge import (
+    count_purgeable,
+    has_history,
+    purge_model,
+    purge_orphans,
+    purged_models,
+)
 from scheduling.registry import get_scheduled_model
 
 
@@ -12,7 +18,8 @@ class Command(BaseCommand):
         "Delete done rows older than their retention: handled, cancelled and (without a handler)"
         " delivered after SCHEDULING_KEEP_DONE_DAYS, failed and expired after"
         " SCHEDULING_KEEP_FAILED_DAYS. Never a pending row, nor one awaiting its handler. Models"
-        " that apps registered for the purge (keyed jobs, for one) go by their own rules."
+        " that apps registered for the purge (keyed jobs, for one) go by their own rules. A deleted"
+        " row's history goes with it, and so do entries whose row was deleted otherwise."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -28,9 +35,12 @@ class Command(BaseCommand):
                 self.stdout.write(f"{label}: would delete {count_purgeable(chosen)}")
                 continue
             result = purge_model(chosen)
+            if has_history(chosen):
+                result.entries += purge_orphans(chosen).entries
+            entries = f", {result.entries} history entries" if result.entries else ""
             self.stdout.write(
                 f"{label}: deleted {result.deleted} of {result.examined} rows"
-                f" ({result.batches} batches)"
+                f" ({result.batches} batches){entries}"
             )
 
     def _models(self, label: str | None) -> list[type[Model]]:

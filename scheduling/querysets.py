@@ -1,0 +1,200 @@
+"""The QuerySet business code uses on every scheduled model.
+
+Each bulk method is one UPDATE of the selected rows (pending ones; `retry`: failed or expired),
+returning how many changed. On PostgreSQL the same statement writes each changed row's
+history entry (scheduling.history.bulk); elsewhere one transaction does.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Self, TypeVar
+
+from django.db import IntegrityError, connections, models, transaction
+from django.db.models import F, Lookup, Q
+from django.db.models.functions import Coalesce, Now
+
+from scheduling.history import bulk
+from scheduling.history.models import Kind
+from scheduling.states import LIFECYCLE_STATES, Status
+from scheduling.times import OUT_OF_RANGE, due_range_constraint_name, require_aware, storable_utc
+
+M = TypeVar("M", bound=models.Model)
+
+
+class LateRetryError(ValueError):
+    """retry() of rows past their model's max_lateness, without allow_late=True."""
+
+    def __init__(self, message: str, *, count: int, earliest: datetime, max_lateness: timedelta):
+        super().__init__(message)
+        self.count = count
+        self.earliest = earliest
+        self.max_lateness = max_lateness
+
+
+def _bumped() -> dict[str, Any]:
+    return {"version": F("version") + 1, "updated_at": Now()}
+
+
+def _business_time_kept() -> dict[str, Any]:
+    # The framework moves due_at (deliver_now, retry, backoff); the time the business asked
+    # for stays in business_due_at, set on the first such move.
+    return {"business_due_at": Coalesce(F("business_due_at"), F("due_at"))}
+
+
+class ScheduledEventQuerySet(models.QuerySet[M]):
+    def pending(self) -> Self:
+        return self.filter(status=Status.PENDING)
+
+    def due(self, now: datetime | None = None) -> Self:
+        cutoff = Now() if now is None else require_aware(now, "now")
+        return self.pending().filter(due_at__lte=cutoff)
+
+    def awaiting_handling(self) -> Self:
+        """Published, and not yet handled (models whose handler runs handle_once)."""
+        return self.filter(status=Status.DELIVERED, handled_at__isnull=True)
+
+    def handled(self) -> Self:
+        return self.filter(status=Status.DELIVERED, handled_at__isnull=False)
+
+    def lifecycle(self, state: str) -> Self:
+        """Rows in one lifecycle state (LIFECYCLE_STATES), for the admin's and the API's filter."""
+        if state not in LIFECYCLE_STATES:
+            accepted = ", ".join(LIFECYCLE_STATES)
+            raise ValueError(f"Unknown lifecycle state {state!r}; accepted: {accepted}.")
+        return (
+            getattr(self, state)()
+            if state in ("awaiting_handling", "handled")
+            else self.filter(status=state)
+        )
+
+    def reschedule(self, due_at: datetime) -> int:
+        due_at = storable_utc(require_aware(due_at, "due_at"))
+        rows = self._pending_for_update().exclude(due_at=due_at)
+        change = bulk.moved("reschedule", due_at=due_at, business_due_at=None, **_bumped())
+        return bulk.apply(rows, change)
+
+    def reschedule_with(self, how: str, **values: Any) -> int:
+        """A move whose values the caller computes (e.g. a per-row due time from a Case), on
+        the rows selected as they are (the caller keeps its own status conditions on this
+        table). Recorded as `rescheduled` with `how`, or `cancelled` for rows it cancels."""
+        return bulk.apply(self, bulk.moved(how, **values))
+
+    def shift(self, delta: timedelta) -> int:
+        if not isinstance(delta, timedelta):
+            raise TypeError(
+                f"delta must be a datetime.timedelta, e.g. timedelta(days=7); got {delta!r}"
+            )
+        if not delta:
+            return 0
+        change = bulk.moved(
+            "shift",
+            due_at=F("due_at") + delta,
+            business_due_at=F("business_due_at") + delta,
+            **_bumped(),
+        )
+        try:
+            with transaction.atomic(using=self.db):  # a savepoint: a refused shift leaves the
+                return bulk.apply(self._pending_for_update(), change)  # caller usable
+        except IntegrityError as exc:
+            if due_range_constraint_name(self.model) not in str(exc):
+                raise
+            raise ValueError(f"{OUT_OF_RANGE}: this shift would move rows outside it.") from None
+
+    def cancel(self, reason: str = "") -> int:
+        change = bulk.Change(
+            Kind.CANCELLED,
+            {
+                "status": Status.CANCELLED,
+                "cancelled_at": Now(),
+                "cancel_reason": reason[:255],
+                "updated_at": Now(),
+            },
+            detail={"reason": reason[:255]},
+        )
+        return bulk.apply(self._pending_for_update(), change)
+
+    def deliver_now(self) -> int:
+        rows = self._pending_for_update().filter(due_at__gt=Now())
+        change = bulk.moved("deliver_now", **_business_time_kept(), due_at=Now(), **_bumped())
+        return bulk.apply(rows, change)
+
+    def retry(self, *, allow_late: bool = False) -> int:
+        """Failed and expired rows back to pending, due now. Rows past their model's
+        max_lateness (by the time the business asked for) are refused unless `allow_late`."""
+        rows = self._rows_for_update(Q(status__in=[Status.FAILED, Status.EXPIRED]))
+        if not allow_late:
+            refuse_late_retry(rows)
+        # A new version: a message of the earlier tries that is still queued finds its version
+        # stale and does nothing, so the retried event is handled once.
+        change = bulk.Change(
+            Kind.RETRIED,
+            {
+                "status": Status.PENDING,
+                **_business_time_kept(),
+                "due_at": Now(),
+                "attempts": 0,
+                "last_error": "",
+                "handled_at": None,
+                **_bumped(),
+            },
+        )
+        return bulk.apply(rows, change)
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[M]:
+        objs = list(objs)
+        for obj in objs:
+            require_aware(obj.due_at, "due_at")
+        return super().bulk_create(objs, *args, **kwargs)
+
+    def _pending_for_update(self) -> Self:
+        return self._rows_for_update(Q(status=Status.PENDING))
+
+    def _rows_for_update(self, condition: Q) -> Self:
+        # With joins Django turns an UPDATE into `WHERE id IN (SELECT ... joins ...)` and drops
+        # every other condition from the updated table. A row the sweep has locked would then be
+        # re-checked after the sweep commits only against that snapshot subquery, and a
+        # delivered row could be moved. Keeping the status test on the updated table itself
+        # makes PostgreSQL re-check it on the row's newest version.
+        if self.query.count_active_tables() <= 1 and not self.query.distinct:
+            return self.filter(condition)
+        selected = self.values("pk")
+        selected.query.clear_ordering(clear_default=True)  # as `pk__in` does; kept if sliced
+        rows = self.model._default_manager.all()
+        if connections[self.db].vendor == "postgresql":
+            # Not `id IN (SELECT ...)`, which PostgreSQL plans as a self-join: the selected ids
+            # hashed or sorted, then one primary-key probe each, in that order. As an array the
+            # selection is an InitPlan, run once, and the UPDATE walks the primary key through
+            # it in id order, the table's order (measured in docs/benchmarks.md).
+            return rows.filter(condition, _AnyOf(F("pk"), selected))  # type: ignore[return-value]
+        return rows.filter(condition, pk__in=selected)  # type: ignore[return-value]
+
+
+def refuse_late_retry(rows: models.QuerySet[Any]) -> None:
+    max_lateness: timedelta | None = getattr(rows.model, "max_lateness", None)
+    if max_lateness is None:
+        return
+    business_time = Coalesce(F("business_due_at"), F("due_at"))
+    late = rows.annotate(business_time=business_time).filter(business_time__lt=Now() - max_lateness)
+    found = late.aggregate(count=models.Count("pk"), earliest=models.Min("business_time"))
+    if found["count"]:
+        raise LateRetryError(
+            f"{found['count']} of these rows are past {rows.model._meta.label}'s max_lateness"
+            f" ({max_lateness}): the earliest was due at {found['earliest'].isoformat()}."
+            " Retrying sends them that late; pass allow_late=True (the API's and the admin's"
+            " confirmation) to retry them anyway.",
+            count=found["count"],
+            earliest=found["earliest"],
+            max_lateness=max_lateness,
+        )
+
+
+class _AnyOf(Lookup):
+    """`lhs = ANY(ARRAY(subquery))` (PostgreSQL): the subquery's values as one array."""
+
+    lookup_name = "any_of_array"
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)  # "(SELECT ...)"
+        return f"{lhs} = ANY(ARRAY{rhs})", [*lhs_params, *rhs_params]
