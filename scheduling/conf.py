@@ -71,9 +71,7 @@ def task_patterns(name: str, value: object) -> tuple[str, ...]:
 
 
 def _finite_number(value: object) -> TypeGuard[float]:
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    )
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def setting(default: object, validate: Validator) -> Any:

@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from project.env import env_bool, env_float, env_int, env_url
 from scheduling.conf import scheduling_settings
-from tests.conftest import ROOT, start_django
+from tests.conftest import ROOT, check_django, start_django
 
 
 @pytest.mark.parametrize(
@@ -90,9 +90,7 @@ def test_the_project_refuses_to_start_with_a_bad_setting(variable, value, messag
 )
 def test_check_stops_at_a_bad_framework_setting_naming_it(variable, value, message):
     # The demo hands SCHEDULING_* values to the framework as given; its check judges them.
-    command = [sys.executable, "manage.py", "check"]
-    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", variable: value}
-    checked = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+    checked = check_django(**{variable: value})
 
     assert checked.returncode != 0
     assert f"(scheduling.E001) {message}: expected " in checked.stderr
