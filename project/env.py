@@ -69,15 +69,19 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
     return raw
 
 
-RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
-
-
-def env_rate(name: str, default: str) -> str:
-    """A DRF throttle rate: a number of requests per second, minute, hour or day."""
-    raw = os.environ.get(name, default)
-    if not RATE.fullmatch(raw.strip()):
-        raise _refuse(name, raw, "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day")
-    return raw.strip()
+def env_number(name: str, default: float) -> object:
+    """A framework setting (SCHEDULING_*) from the environment: the number the text reads as,
+    else the text itself. The framework's validation judges it (`manage.py check`, a worker's
+    start), naming the setting and the form its kind accepts: one copy of the rules."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    for number in (int, float):
+        try:
+            return number(raw)
+        except ValueError:
+            pass
+    return raw
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

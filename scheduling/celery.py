@@ -7,16 +7,35 @@ while a worker or beat loads its task modules, before either sends the signals b
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from celery import signals
 
 
 def connect() -> None:
+    # Connected first: the receivers below read the settings this one vets.
+    for signal in (signals.celeryd_init, signals.beat_init):
+        signal.connect(refuse_to_start, weak=False, dispatch_uid="scheduling.refuse_to_start")
     signals.beat_init.connect(add_sweep_entries, weak=False, dispatch_uid="scheduling.beat")
     signals.celeryd_init.connect(
         consume_scheduling_queues, weak=False, dispatch_uid="scheduling.queues"
     )
+
+
+def refuse_to_start(**kwargs: Any) -> None:
+    """A worker (celeryd_init: before its banner, -B's beat or any consumer) or beat with a
+    configuration the system checks call an Error exits at once, one line per error.
+
+    Celery logs what a signal receiver raises and carries on, except SystemExit.
+    """
+    from scheduling.checks import configuration_errors
+
+    errors = configuration_errors()
+    for error in errors:
+        print(error.msg, file=sys.stderr, flush=True)
+    if errors:
+        raise SystemExit(1)
 
 
 def add_sweep_entries(sender: Any, **kwargs: Any) -> None:

@@ -1,4 +1,8 @@
-"""System checks (`manage.py check`) for what would otherwise fail silently."""
+"""System checks (`manage.py check`) for what would otherwise fail silently.
+
+Errors stop `check`, `runserver` and `migrate`; configuration_errors() also stops a worker,
+beat or `sweep` at start (scheduling.celery, the sweep command), one line each.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,44 @@ from typing import Any
 
 from celery import current_app
 from django.apps import apps
-from django.core.checks import CheckMessage, Tags, Warning, register
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.core.exceptions import ImproperlyConfigured
 
+from scheduling.conf import setting_errors
 from scheduling.locks import redis_client_for_locks
 from scheduling.registry import scheduled_models
+from scheduling.targets import is_external_task
+
+
+@register()
+def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    return list(configuration_errors())
+
+
+def configuration_errors() -> list[Error]:
+    """Each SCHEDULING_* setting with a value its kind refuses, USE_TZ off, no broker URL."""
+    errors = [Error(line, id="scheduling.E001") for line in setting_errors()]
+    if not settings.USE_TZ:
+        errors.append(
+            Error(
+                "USE_TZ=False is not valid: expected True (scheduled rows keep aware times; "
+                "with USE_TZ off every create fails).",
+                id="scheduling.E002",
+            )
+        )
+    if not (current_app.conf.broker_read_url and current_app.conf.broker_write_url):
+        errors.append(
+            Error(
+                "No Celery broker URL is configured: expected CELERY_BROKER_URL (Celery would "
+                "fall back to amqp://localhost and nothing would be delivered).",
+                hint="Set CELERY_BROKER_URL, read by app.config_from_object('django.conf:"
+                "settings', namespace='CELERY') in the Celery app the project's __init__.py "
+                "imports.",
+                id="scheduling.E003",
+            )
+        )
+    return errors
 
 
 @register(Tags.caches)
@@ -35,16 +73,19 @@ def check_handler_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         return []
     registered = defined_tasks()
     return [
-        Warning(
+        Error(
             f"{model._meta.label}.handler_task = {model.handler_task!r}, but no tasks module of "
             "an installed app defines a task of that name: its events would be published to "
             f"queue {model.get_queue()!r} and never handled.",
-            hint="Define it with @shared_task(name=...) in <app>/tasks.py, or fix the name.",
+            hint="Define it with @shared_task(name=...) in <app>/tasks.py, or fix the name; a "
+            "task another codebase's workers run goes in SCHEDULING_EXTERNAL_TASKS.",
             obj=model,
-            id="scheduling.W002",
+            id="scheduling.E004",
         )
         for model in models
-        if model.handler_task and model.handler_task not in registered
+        if model.handler_task
+        and model.handler_task not in registered
+        and not external(model.handler_task)
     ]
 
 
@@ -67,6 +108,13 @@ def check_queues_declared(app_configs: Any = None, **kwargs: Any) -> list[CheckM
         for model in scheduled_models()
         if model.get_queue() not in names
     ]
+
+
+def external(task: str) -> bool:
+    try:
+        return is_external_task(task)
+    except ImproperlyConfigured:  # reported by scheduling.E001; a check must not raise
+        return False
 
 
 def defined_tasks() -> set[str]:

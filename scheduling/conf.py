@@ -1,13 +1,16 @@
 """The framework's settings: every SCHEDULING_* name, read through one typed object.
 
-Each has a default that works, so a host sets only what it wants to change; a bad value is
-refused with ImproperlyConfigured naming the setting and the accepted form.
+Each has a default that works, so a host sets only what it wants to change. Each has a kind
+(a count, a duration, a delay...) whose one validation function serves both the reading below
+and the system check (scheduling.checks): a bad value is refused with ImproperlyConfigured,
+or reported as scheduling.E001, naming the setting and the accepted form.
 """
 
 import math
 import re
-from dataclasses import dataclass, fields
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, TypeGuard
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -16,73 +19,120 @@ RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 RATE_FORM = "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day"
 TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 'reports.*']"
 
+Validator = Callable[[str, Any], Any]
+
+
+def refused(name: str, value: object, form: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"{name}={value!r} is not valid: expected {form}.")
+
+
+def a_count(name: str, value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise refused(name, value, "an integer >= 1")
+
+
+def a_duration(name: str, value: object) -> float:
+    """Seconds that must pass: a timeout, an interval."""
+    if _finite_number(value) and value > 0:
+        return value
+    raise refused(name, value, "a number of seconds > 0")
+
+
+def a_delay(name: str, value: object) -> float:
+    """Seconds that may be none at all: a backoff, a grace."""
+    if _finite_number(value) and value >= 0:
+        return value
+    raise refused(name, value, "a number of seconds >= 0")
+
+
+def a_name(name: str, value: object) -> str:
+    if isinstance(value, str) and value.strip():
+        return value
+    raise refused(name, value, "a non-empty name")
+
+
+def a_string(name: str, value: object) -> str:
+    if isinstance(value, str):
+        return value
+    raise refused(name, value, "a string")
+
+
+def a_rate(name: str, value: object) -> str:
+    if isinstance(value, str) and RATE.fullmatch(value.strip()):
+        return value.strip()
+    raise refused(name, value, RATE_FORM)
+
+
+def task_patterns(name: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, list | tuple) and all(isinstance(i, str) and i.strip() for i in value):
+        return tuple(item.strip() for item in value)
+    raise refused(name, value, TASK_PATTERNS_FORM)
+
+
+def _finite_number(value: object) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def setting(default: object, validate: Validator) -> Any:
+    return field(default=default, metadata={"validate": validate})
+
 
 @dataclass(frozen=True)
 class SchedulingSettings:
-    sweep_interval: float = 1.0  # seconds between beat ticks per model
-    batch_size: int = 1000  # rows claimed per transaction
-    time_budget: float = 10.0  # seconds one sweep may keep claiming batches
-    lock_ttl: float = 30.0  # seconds; extended between batches
-    max_attempts: int = 10  # tries (each publication, and each failed handling) before `failed`
-    publish_timeout: float = 5.0  # seconds a broker may take before a publish fails
-    sweeper_slots: int = 1  # parallel sweepers per model, each with its own lock
-    sweep_hold: float = 0.0  # seconds a beat-driven sweep stays on to deliver rows as they fall due
-    queue: str = "scheduling"  # the queue sweep tasks run on
-    retry_backoff: float = 5.0  # seconds before a failed handling is tried again, doubling
-    retry_backoff_max: float = 600.0  # the doubling stops here
-    handling_timeout: float = 600.0  # seconds a published event may wait to be handled
-    keep_done_days: int = 7  # handled, delivered (no handler) and cancelled rows are purged after
-    keep_failed_days: int = 30  # failed and expired rows are purged after
-    metrics_token: str = ""  # bearer token for /metrics; empty: staff session only
-    health_max_lateness: float = 60.0  # /healthz answers 503 when a due row waits longer
-    bulk_throttle_rate: str = "60/min"  # bulk reschedule/cancel requests per user (REST)
-    job_max_instants: int = 1000  # instants one keyed job may hold
-    job_max_payload_bytes: int = 64 * 1024  # a keyed job's payload, as compact JSON
-    recurring_misfire_grace: float = 10.0  # seconds late before a fire time counts as missed
+    sweep_interval: float = setting(1.0, a_duration)  # seconds between beat ticks per model
+    batch_size: int = setting(1000, a_count)  # rows claimed per transaction
+    time_budget: float = setting(10.0, a_duration)  # seconds one sweep may keep claiming batches
+    lock_ttl: float = setting(30.0, a_duration)  # seconds; extended between batches
+    # Tries (each publication, and each failed handling) before `failed`.
+    max_attempts: int = setting(10, a_count)
+    publish_timeout: float = setting(5.0, a_duration)  # seconds a broker may take to publish
+    sweeper_slots: int = setting(1, a_count)  # parallel sweepers per model, each with its lock
+    # Seconds a beat-driven sweep stays on to deliver rows as they fall due.
+    sweep_hold: float = setting(0.0, a_delay)
+    queue: str = setting("scheduling", a_name)  # the queue sweep tasks run on
+    # Seconds before a failed handling is tried again, doubling; the doubling stops at the max.
+    retry_backoff: float = setting(5.0, a_delay)
+    retry_backoff_max: float = setting(600.0, a_delay)
+    handling_timeout: float = setting(600.0, a_duration)  # seconds an event may wait for handling
+    # Days before handled, delivered (no handler) and cancelled rows are purged; failed, expired.
+    keep_done_days: int = setting(7, a_count)
+    keep_failed_days: int = setting(30, a_count)
+    metrics_token: str = setting("", a_string)  # bearer token for /metrics; empty: staff only
+    # /healthz answers 503 when a due row waits longer.
+    health_max_lateness: float = setting(60.0, a_duration)
+    bulk_throttle_rate: str = setting("60/min", a_rate)  # bulk requests per user (REST)
+    job_max_instants: int = setting(1000, a_count)  # instants one keyed job may hold
+    job_max_payload_bytes: int = setting(64 * 1024, a_count)  # a keyed job's payload, as JSON
+    # Seconds late before a fire time counts as missed.
+    recurring_misfire_grace: float = setting(10.0, a_delay)
     # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
     # though this project's Celery app does not register them: other codebases' workers run them.
-    external_tasks: tuple[str, ...] = ()
+    external_tasks: tuple[str, ...] = setting((), task_patterns)
 
 
 def scheduling_settings() -> SchedulingSettings:
-    values: dict[str, Any] = {}
-    for field in fields(SchedulingSettings):
-        name = f"SCHEDULING_{field.name.upper()}"
+    return SchedulingSettings(**{f.name: validated(f, n, v) for f, n, v in _configured()})
+
+
+def setting_errors() -> list[str]:
+    """One line per SCHEDULING_* setting the host set to a value its kind refuses."""
+    errors = []
+    for each, name, value in _configured():
+        try:
+            validated(each, name, value)
+        except ImproperlyConfigured as refusal:
+            errors.append(str(refusal))
+    return errors
+
+
+def validated(each: Field[Any], name: str, value: object) -> Any:
+    return each.metadata["validate"](name, value)
+
+
+def _configured() -> Iterator[tuple[Field[Any], str, object]]:
+    """The settings the host set, as (field, SCHEDULING_ name, value)."""
+    for each in fields(SchedulingSettings):
+        name = f"SCHEDULING_{each.name.upper()}"
         if hasattr(settings, name):
-            values[field.name] = _checked(name, getattr(settings, name), field.type)
-    return SchedulingSettings(**values)
-
-
-def _checked(name: str, value: object, kind: object) -> object:
-    if name == "SCHEDULING_EXTERNAL_TASKS":
-        return _task_patterns(name, value)
-    if kind in (int, "int") and (
-        not isinstance(value, int) or isinstance(value, bool) or value < 1
-    ):
-        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected an integer >= 1.")
-    if kind in (float, "float") and (
-        not isinstance(value, int | float)
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected seconds >= 0.")
-    if name.endswith("_RATE"):
-        if not isinstance(value, str) or not RATE.fullmatch(value.strip()):
-            raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected {RATE_FORM}.")
-        return value.strip()
-    if name.endswith("_TOKEN"):
-        if not isinstance(value, str):
-            raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a string.")
-        return value
-    if kind in (str, "str") and (not isinstance(value, str) or not value):
-        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected a non-empty name.")
-    return value
-
-
-def _task_patterns(name: str, value: object) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple) or not all(
-        isinstance(item, str) and item.strip() for item in value
-    ):
-        raise ImproperlyConfigured(f"{name}={value!r} is not valid: expected {TASK_PATTERNS_FORM}.")
-    return tuple(item.strip() for item in value)
+            yield each, name, getattr(settings, name)

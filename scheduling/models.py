@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Self
 
+from django.apps import apps
+from django.core import checks
 from django.db import models
 from django.db.models import Q
 from django.db.models.signals import class_prepared
@@ -124,6 +126,22 @@ class ScheduledEvent(models.Model):
     def save(self, *args: Any, **kwargs: Any) -> None:
         require_aware(self.due_at, "due_at")
         super().save(*args, **kwargs)
+
+    @classmethod
+    def check(cls, **kwargs: Any) -> list[checks.CheckMessage]:
+        # Here, not in scheduling.checks: without the app installed, its checks never load.
+        errors = super().check(**kwargs)
+        if not apps.is_installed("scheduling"):
+            errors.append(
+                checks.Error(
+                    f"{cls._meta.label} is a scheduled model, but 'scheduling' is not in "
+                    "INSTALLED_APPS: no sweep finds it, so its rows are never delivered.",
+                    hint="Add 'scheduling' to INSTALLED_APPS.",
+                    obj=cls,
+                    id="scheduling.E005",
+                )
+            )
+        return errors
 
     @classmethod
     def get_handler_task(cls) -> str:

@@ -139,6 +139,13 @@ def start_django(**variables: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def check_django(**variables: str) -> subprocess.CompletedProcess[str]:
+    """`manage.py check` in a fresh process whose environment holds only `variables`."""
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "project.settings", **variables}
+    command = [sys.executable, str(ROOT / "manage.py"), "check"]
+    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+
+
 def start_worker(env: dict[str, str], queues: str | None, log_name: str) -> subprocess.Popen[bytes]:
     """A real Celery worker process (solo pool) consuming `queues` (None: no -Q, as a plain
     `celery -A project worker`); its log goes to .run/."""

@@ -34,6 +34,9 @@ class EventHistory(models.Model):
     detail = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        # Explicit: a host's scheduled model then imports without "scheduling" installed, and
+        # its own check (ScheduledEvent.check) says what is missing.
+        app_label = "scheduling"
         db_table = "scheduling_event_history"
         verbose_name_plural = "event history"
         # Serves a row's timeline (WHERE model = %s AND row_id = %s ORDER BY at) and the purge's

@@ -13,7 +13,7 @@ from scheduling.jobs.services import (
     job_put,
     job_reschedule_many,
 )
-from tests.conftest import start_django
+from tests.conftest import check_django
 
 pytestmark = pytest.mark.django_db
 
@@ -275,10 +275,10 @@ def test_a_bad_limit_setting_is_refused_naming_it(settings):
 
 
 def test_the_limits_are_read_from_the_environment():
-    started = start_django(SCHEDULING_JOB_MAX_PAYLOAD_BYTES="big")
+    checked = check_django(SCHEDULING_JOB_MAX_PAYLOAD_BYTES="big")
 
-    assert started.returncode != 0
-    assert "SCHEDULING_JOB_MAX_PAYLOAD_BYTES='big' is not valid" in started.stderr
+    assert checked.returncode != 0
+    assert "SCHEDULING_JOB_MAX_PAYLOAD_BYTES='big' is not valid" in checked.stderr
 
 
 @pytest.mark.parametrize("status", [Status.EXPIRED, Status.FAILED])

@@ -97,15 +97,16 @@ def test_djangos_own_redis_cache_holds_a_real_sweep_lock(settings):
         second.release()
 
 
-def test_a_handler_task_no_tasks_module_defines_is_named_by_a_warning(monkeypatch):
+def test_a_handler_task_no_tasks_module_defines_is_named_by_an_error(monkeypatch):
     monkeypatch.setattr(ScheduledPing, "handler_task", "testapp.no_such_task")
 
-    [warning] = check_handler_tasks()
+    [error] = check_handler_tasks()
 
-    assert warning.id == "scheduling.W002"
-    assert "testapp.ScheduledPing" in warning.msg
-    assert "'testapp.no_such_task'" in warning.msg
-    assert "'testapp'" in warning.msg  # the queue its events would wait in
+    assert error.id == "scheduling.E004"
+    assert error.is_serious()  # check, runserver and migrate stop
+    assert "testapp.ScheduledPing" in error.msg
+    assert "'testapp.no_such_task'" in error.msg
+    assert "'testapp'" in error.msg  # the queue its events would wait in
 
 
 def test_a_queue_the_declared_queues_leave_out_is_named_by_a_warning():

@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from project.env import env_bool, env_float, env_int, env_url
 from scheduling.conf import scheduling_settings
-from tests.conftest import ROOT, start_django
+from tests.conftest import ROOT, check_django, start_django
 
 
 @pytest.mark.parametrize(
@@ -68,9 +68,6 @@ def test_env_readers_use_defaults_and_parse_good_values(monkeypatch):
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("SCHEDULING_BATCH_SIZE", "lots", "SCHEDULING_BATCH_SIZE='lots' is not valid"),
-        ("SCHEDULING_SWEEP_INTERVAL", "0", "SCHEDULING_SWEEP_INTERVAL='0' is not valid"),
-        ("SCHEDULING_SWEEP_HOLD", "-1", "SCHEDULING_SWEEP_HOLD='-1' is not valid"),
         ("DATABASE_URL", "mysql://x/y", "DATABASE_URL='mysql://x/y' is not valid"),
         ("CELERY_BROKER_URL", "kafka://x", "CELERY_BROKER_URL='kafka://x' is not valid"),
         ("DEBUG", "perhaps", "DEBUG='perhaps' is not valid"),
@@ -81,6 +78,22 @@ def test_the_project_refuses_to_start_with_a_bad_setting(variable, value, messag
     started = start_django(**{variable: value})
     assert started.returncode != 0
     assert message in started.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("SCHEDULING_BATCH_SIZE", "lots", "SCHEDULING_BATCH_SIZE='lots' is not valid"),
+        ("SCHEDULING_SWEEP_INTERVAL", "0", "SCHEDULING_SWEEP_INTERVAL=0 is not valid"),
+        ("SCHEDULING_SWEEP_HOLD", "-1", "SCHEDULING_SWEEP_HOLD=-1 is not valid"),
+    ],
+)
+def test_check_stops_at_a_bad_framework_setting_naming_it(variable, value, message):
+    # The demo hands SCHEDULING_* values to the framework as given; its check judges them.
+    checked = check_django(**{variable: value})
+
+    assert checked.returncode != 0
+    assert f"(scheduling.E001) {message}: expected " in checked.stderr
 
 
 def test_the_project_refuses_a_mail_folder_it_cannot_write(tmp_path):

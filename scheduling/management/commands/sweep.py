@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from scheduling.checks import configuration_errors
 from scheduling.conf import scheduling_settings
 from scheduling.daemon import Daemon
 from scheduling.models import ScheduledEvent
@@ -18,6 +19,8 @@ class Command(BaseCommand):
         " slot whose lock it gets, and the hourly purge: beat is then not needed; run it on as"
         " many hosts as you like)."
     )
+    # A bad setting is refused in one line (handle()) before Django's own report of the rest.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("labels", nargs="*", help="app_label.ModelName (default: every model)")
@@ -32,6 +35,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, labels: list[str], loop: bool, slot: int | None, **options: Any
     ) -> None:
+        self._refuse_to_start(skip_checks=options.get("skip_checks", False))
         models = self._models(labels)
         self.stopping = False
         if not loop:
@@ -45,6 +49,13 @@ class Command(BaseCommand):
         while not self.stopping:
             daemon.tick()
             time.sleep(conf.sweep_interval)
+
+    def _refuse_to_start(self, *, skip_checks: bool) -> None:
+        errors = configuration_errors()
+        if errors:
+            raise CommandError("\n".join(error.msg for error in errors))
+        if not skip_checks:  # call_command() skips them, as for any command
+            self.check()
 
     def _models(self, labels: list[str]) -> list[type[ScheduledEvent]]:
         try:
