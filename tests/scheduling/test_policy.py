@@ -21,10 +21,14 @@ def event_for(row):
     return {"model": "testapp.scheduledping", "pk": row.pk, "version": row.version, "id": "e"}
 
 
-def fail_handling(row, error=None):
-    with pytest.raises(RuntimeError), handle_once(event_for(row)) as handled:
-        assert handled is not None
-        raise error or RuntimeError("smtp down")
+def fail_handling(row):
+    def handle():
+        with handle_once(event_for(row)) as handled:
+            assert handled is not None
+            raise RuntimeError("smtp down")
+
+    with pytest.raises(RuntimeError):
+        handle()
 
 
 @pytest.fixture
@@ -130,10 +134,13 @@ def test_the_last_try_is_heard_as_a_failure_and_a_give_up(
 def test_a_failure_that_rolls_back_is_not_heard(heard, django_capture_on_commit_callbacks):
     row = ScheduledPingFactory(status=Status.DELIVERED, attempts=1)
 
-    with django_capture_on_commit_callbacks(execute=True):
-        with pytest.raises(ZeroDivisionError), transaction.atomic():
+    def fail_then_roll_back():
+        with transaction.atomic():
             fail_handling(row)
             raise ZeroDivisionError
+
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(ZeroDivisionError):
+        fail_then_roll_back()
 
     assert heard == []
 
