@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
 from django.db import DatabaseError, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
@@ -145,16 +145,26 @@ def _handling_at_most_once(
             )
             metrics.record_handled(model)
     except Exception as exc:
-        note = FAILED_DURING_EFFECT.format(error=describe(exc))[:2000]
-        with transaction.atomic():
-            claimed.update(last_error=note)
-            failure = {"error_type": type(exc).__name__, "error": note}
-            ended = record.entry(row, Kind.FAILED, actor=process_actor("worker"), detail=failure)
-            record.write([*record.publication(row), ended])
-            row.status, row.last_error = Status.FAILED, note
-            send_after_commit(model, row, note, will_retry=False)
-        metrics.record_handle_failure(model, retried=False)
+        record_failure_during_effect(model, row, claimed, exc)
         raise
+
+
+def record_failure_during_effect(
+    model: type[ScheduledEvent],
+    row: ScheduledEvent,
+    claimed: QuerySet[ScheduledEvent],
+    exc: Exception,
+) -> None:
+    """An at-most-once effect failed: the row stays `failed`, with a note for a person."""
+    note = FAILED_DURING_EFFECT.format(error=describe(exc))[:2000]
+    with transaction.atomic():
+        claimed.update(last_error=note)
+        failure = {"error_type": type(exc).__name__, "error": note}
+        ended = record.entry(row, Kind.FAILED, actor=process_actor("worker"), detail=failure)
+        record.write([*record.publication(row), ended])
+        row.status, row.last_error = Status.FAILED, note
+        send_after_commit(model, row, note, will_retry=False)
+    metrics.record_handle_failure(model, retried=False)
 
 
 def _locked_if_unhandled(

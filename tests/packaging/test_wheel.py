@@ -82,7 +82,7 @@ def test_the_wheel_is_a_package_a_registry_would_show(wheel: Path) -> None:
     assert "Permission is hereby granted" in archive.read(f"{info}/licenses/LICENSE").decode()
     assert metadata["Description-Content-Type"] == "text/markdown"
     assert metadata.get_payload() == (ROOT / "README.md").read_text()
-    classifiers = metadata.get_all("Classifier")
+    classifiers = metadata.get_all("Classifier", [])
     for expected in (
         "Framework :: Django",
         "Framework :: Django :: 5.2",
@@ -92,7 +92,7 @@ def test_the_wheel_is_a_package_a_registry_would_show(wheel: Path) -> None:
         assert expected in classifiers
     assert "scheduling/py.typed" in archive.namelist()
     # What the install brings is what pyproject lists, and no test oracle (cronsim) among it.
-    required = metadata.get_all("Requires-Dist")
+    required = metadata.get_all("Requires-Dist", [])
     brings = distribution_names([line for line in required if "extra ==" not in line])
     assert brings == distribution_names(PROJECT["dependencies"])
     assert "cronsim" not in brings
