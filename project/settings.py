@@ -327,7 +327,7 @@ SCHEDULING_BULK_THROTTLE_RATE = env_str("SCHEDULING_BULK_THROTTLE_RATE", "60/min
 SPECTACULAR_SETTINGS = {
     "TITLE": "Scheduling API",
     "DESCRIPTION": "Per-domain scheduled rows: list, reschedule and cancel by business facts.",
-    "VERSION": "0.1.0",
+    "VERSION": "0.2.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema and its docs page list every endpoint and filter: for signed-in users only.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

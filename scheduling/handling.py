@@ -4,11 +4,14 @@ A handling is part of the row's lifecycle, whatever task base the handler uses:
 - done: `handled_at` is set in the transaction that ran the effect;
 - failed: the exception is recorded on the row (`last_error`) and the row goes back to
   `pending`, due after an exponential backoff, so the sweep publishes it again (no retry state
-  hides in the broker: the admin, the API and SQL see it). At SCHEDULING_MAX_ATTEMPTS tries
-  (publications counted by the sweep) the row becomes `failed`; `retry()` brings it back.
+  hides in the broker: the admin, the API and SQL see it). At the model's max attempts
+  (SCHEDULING_MAX_ATTEMPTS unless it sets its own; publications counted by the sweep) the row
+  becomes `failed`; `retry()` brings it back.
 - at-most-once models (`at_most_once = True`) commit a claim before the effect: the row reads
   `failed` with a note while the effect runs, and `delivered` + `handled_at` once it is done. A
   crash during the effect leaves the note for a person; nothing retries it by itself.
+Each recorded failure sends scheduling.signals' event_failed (and event_gave_up once the row is
+`failed`) after the commit.
 """
 
 from __future__ import annotations
@@ -17,21 +20,21 @@ import logging
 import random
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
 from django.db import DatabaseError, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from scheduling import metrics
 from scheduling.actors import actor, process_actor
-from scheduling.conf import scheduling_settings
 from scheduling.history import record
 from scheduling.history.models import Kind
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import get_scheduled_model
+from scheduling.signals import send_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -142,14 +145,26 @@ def _handling_at_most_once(
             )
             metrics.record_handled(model)
     except Exception as exc:
-        note = FAILED_DURING_EFFECT.format(error=describe(exc))[:2000]
-        with transaction.atomic():
-            claimed.update(last_error=note)
-            failure = {"error_type": type(exc).__name__, "error": note}
-            ended = record.entry(row, Kind.FAILED, actor=process_actor("worker"), detail=failure)
-            record.write([*record.publication(row), ended])
-        metrics.record_handle_failure(model, retried=False)
+        record_failure_during_effect(model, row, claimed, exc)
         raise
+
+
+def record_failure_during_effect(
+    model: type[ScheduledEvent],
+    row: ScheduledEvent,
+    claimed: QuerySet[ScheduledEvent],
+    exc: Exception,
+) -> None:
+    """An at-most-once effect failed: the row stays `failed`, with a note for a person."""
+    note = FAILED_DURING_EFFECT.format(error=describe(exc))[:2000]
+    with transaction.atomic():
+        claimed.update(last_error=note)
+        failure = {"error_type": type(exc).__name__, "error": note}
+        ended = record.entry(row, Kind.FAILED, actor=process_actor("worker"), detail=failure)
+        record.write([*record.publication(row), ended])
+        row.status, row.last_error = Status.FAILED, note
+        send_after_commit(model, row, note, will_retry=False)
+    metrics.record_handle_failure(model, retried=False)
 
 
 def _locked_if_unhandled(
@@ -165,9 +180,8 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
     """The effect failed and its savepoint rolled back; the caller still holds the row lock.
     Note why, and either schedule the next try (the sweep publishes it again when due) or, out
     of tries, mark the row failed."""
-    conf = scheduling_settings()
-    out_of_tries = row.attempts >= conf.max_attempts
-    retry_at = None if out_of_tries else timezone.now() + retry_delay(row.attempts)
+    out_of_tries = row.attempts >= model.get_max_attempts()
+    retry_at = None if out_of_tries else timezone.now() + retry_delay(row.attempts, model)
     changes: dict[str, Any] = {"last_error": describe(exc)[:2000], "updated_at": Now()}
     if retry_at is None:
         changes["status"] = Status.FAILED
@@ -186,18 +200,27 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
                     row, exc, out_of_tries=out_of_tries, retry_at=retry_at
                 )
                 record.write(entries)
+                recorded_on(row, changes, retry_at)
+                send_after_commit(model, row, row.last_error, will_retry=not out_of_tries)
         if updated:
             metrics.record_handle_failure(model, retried=not out_of_tries)
     except DatabaseError:  # the database itself failed: reconciliation republishes the event
         log.exception("could not record the failed handling of %s", row.event_id)
 
 
-def retry_delay(attempts: int) -> timedelta:
-    """SCHEDULING_RETRY_BACKOFF doubling with each try, up to SCHEDULING_RETRY_BACKOFF_MAX;
-    "equal jitter" (between half and all of it), so rows that failed together spread out."""
-    conf = scheduling_settings()
+def recorded_on(row: ScheduledEvent, changes: dict[str, Any], retry_at: datetime | None) -> None:
+    """The instance as the failure left it in the database, for the signals' receivers."""
+    row.status, row.last_error = changes["status"], changes["last_error"]
+    if retry_at is not None:
+        row.business_due_at, row.due_at = row.business_time, retry_at
+
+
+def retry_delay(attempts: int, model: type[ScheduledEvent] = ScheduledEvent) -> timedelta:
+    """The model's retry backoff (SCHEDULING_RETRY_BACKOFF unless it sets its own) doubling with
+    each try, up to its maximum; "equal jitter" (between half and all of it), so rows that
+    failed together spread out."""
     doublings = min(max(attempts - 1, 0), 64)
-    ceiling = min(conf.retry_backoff * 2**doublings, conf.retry_backoff_max)
+    ceiling = min(model.get_retry_backoff() * 2**doublings, model.get_retry_backoff_max())
     return timedelta(seconds=random.uniform(ceiling / 2, ceiling))
 
 

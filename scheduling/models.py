@@ -18,6 +18,7 @@ from django.dispatch import receiver
 
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
+from scheduling.policy import own_or_setting, validate_policy
 from scheduling.querysets import LateRetryError, ScheduledEventQuerySet
 from scheduling.states import LIFECYCLE_STATES, Status
 from scheduling.times import (
@@ -80,7 +81,11 @@ class ScheduledEvent(models.Model):
     - awaits_handling: the handler runs handle_once, so a delivered row is done once handled,
       and an event not handled within SCHEDULING_HANDLING_TIMEOUT is published again (default:
       True when handler_task is set; a model publishing plain JSON ends at publishing);
-    - at_most_once: the effect must never repeat, even after a crash (see handling.py).
+    - at_most_once: the effect must never repeat, even after a crash (see handling.py);
+    - max_attempts, retry_backoff, retry_backoff_max (seconds), handling_timeout (seconds): this
+      model's retry policy; None (the default) takes SCHEDULING_MAX_ATTEMPTS,
+      SCHEDULING_RETRY_BACKOFF, SCHEDULING_RETRY_BACKOFF_MAX, SCHEDULING_HANDLING_TIMEOUT.
+      The framework reads them through get_max_attempts() and the like.
     """
 
     Status = Status
@@ -109,6 +114,10 @@ class ScheduledEvent(models.Model):
     related_for_event: ClassVar[tuple[str, ...]] = ()
     awaits_handling: ClassVar[bool | None] = None
     at_most_once: ClassVar[bool] = False
+    max_attempts: ClassVar[int | None] = None
+    retry_backoff: ClassVar[float | None] = None
+    retry_backoff_max: ClassVar[float | None] = None
+    handling_timeout: ClassVar[float | None] = None
     # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
     # e.g. "purchase__customer__email"), unless the model's admin lists its own.
     search_fields: ClassVar[tuple[str, ...]] = ()
@@ -162,6 +171,25 @@ class ScheduledEvent(models.Model):
     @classmethod
     def get_event_type(cls) -> str:
         return cls.event_type or cls._meta.label_lower
+
+    @classmethod
+    def get_max_attempts(cls) -> int:
+        """Tries (each publication, and each failed handling) before the row is `failed`."""
+        return own_or_setting(cls.max_attempts, "max_attempts")
+
+    @classmethod
+    def get_retry_backoff(cls) -> float:
+        """Seconds before a failed handling is tried again, doubling with each try."""
+        return own_or_setting(cls.retry_backoff, "retry_backoff")
+
+    @classmethod
+    def get_retry_backoff_max(cls) -> float:
+        return own_or_setting(cls.retry_backoff_max, "retry_backoff_max")
+
+    @classmethod
+    def get_handling_timeout(cls) -> float:
+        """Seconds a published event may wait to be handled before it is published again."""
+        return own_or_setting(cls.handling_timeout, "handling_timeout")
 
     @property
     def business_time(self) -> datetime:
@@ -256,6 +284,12 @@ def _failed_index(model: type[ScheduledEvent]) -> models.Index:
     index = models.Index(fields=fields, condition=Q(status=Status.FAILED.value), name="failed")
     index.set_name_with_model(model)
     return index
+
+
+@receiver(class_prepared)
+def refuse_a_bad_retry_policy(sender: type[models.Model], **kwargs: Any) -> None:
+    if issubclass(sender, ScheduledEvent) and not sender._meta.abstract:
+        validate_policy(sender)
 
 
 @receiver(class_prepared)

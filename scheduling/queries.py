@@ -83,7 +83,7 @@ REQUEUE_UNHANDLED = """
                 %(actor)s, jsonb_build_object('reason', %(note)s))
         ) AS entry(at, kind, actor, detail)
     )
-    SELECT status FROM requeued
+    SELECT id, status FROM requeued
 """
 
 
@@ -206,25 +206,24 @@ def any_unhandled(unhandled: Unhandled) -> bool:
     return fetch_one(unhandled.sql(UNHANDLED_PROBE), unhandled.params()) is not None
 
 
-def requeue_unhandled(unhandled: Unhandled) -> tuple[int, int]:
-    """Unhandled rows back to pending, due now; out of tries, failed. (requeued, failed)."""
+def requeue_unhandled(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
+    """Unhandled rows back to pending, due now; out of tries, failed. The primary keys of
+    (requeued, failed)."""
     if not on_postgresql():
         return requeue_unhandled_rows(unhandled)
     with connection.cursor() as cursor:
         cursor.execute(unhandled.sql(REQUEUE_UNHANDLED), unhandled.params())
-        statuses = [status for (status,) in cursor.fetchall()]
-    failed = statuses.count(Status.FAILED.value)
-    return len(statuses) - failed, failed
+        outcomes = cursor.fetchall()
+    failed = [pk for pk, status in outcomes if status == Status.FAILED.value]
+    return [pk for pk, status in outcomes if status != Status.FAILED.value], failed
 
 
-def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[int, int]:
+def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
     stale, note = list(unhandled.rows()), unhandled.note
     out_of_tries = [row.pk for row in stale if row.attempts >= unhandled.max_attempts]
     rows = unhandled.model.objects.filter(pk__in=[row.pk for row in stale])
-    failed = rows.filter(pk__in=out_of_tries).update(
-        status=Status.FAILED, last_error=note, updated_at=Now()
-    )
-    requeued = rows.exclude(pk__in=out_of_tries).update(
+    rows.filter(pk__in=out_of_tries).update(status=Status.FAILED, last_error=note, updated_at=Now())
+    rows.exclude(pk__in=out_of_tries).update(
         status=Status.PENDING,
         business_due_at=Coalesce(F("business_due_at"), F("due_at")),
         due_at=Now(),
@@ -232,7 +231,7 @@ def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[int, int]:
         updated_at=Now(),
     )
     record.write(requeued_entries(stale, out_of_tries, note))
-    return requeued, failed
+    return [row.pk for row in stale if row.pk not in out_of_tries], out_of_tries
 
 
 def requeued_entries(

@@ -1,7 +1,8 @@
 """Reconciliation, run by each sweep of a model whose handler runs handle_once: rows published
-more than SCHEDULING_HANDLING_TIMEOUT ago and still not handled (the message was lost, or no
-worker consumes its queue) go back to pending, due now, to be published again (another try);
-out of tries, they fail.
+more than the model's handling timeout ago (SCHEDULING_HANDLING_TIMEOUT unless it sets its own)
+and still not handled (the message was lost, or no worker consumes its queue) go back to
+pending, due now, to be published again (another try); out of its max attempts, they fail.
+Each sends event_failed (and event_gave_up once failed) after the commit.
 
 SKIP LOCKED leaves a row whose handler is running (it holds the row lock) to finish; a handler
 that starts after this finds the row pending and does nothing, so the effect stays single.
@@ -17,6 +18,7 @@ from django.db import transaction
 from scheduling import queries
 from scheduling.conf import SchedulingSettings
 from scheduling.models import ScheduledEvent
+from scheduling.signals import send_after_commit_for
 
 log = logging.getLogger("scheduling.sweep")  # its lines belong to the sweep's log
 
@@ -33,31 +35,32 @@ def requeue_unhandled(
     with transaction.atomic():
         queries.configure_sweep_transaction(conf)  # a sweeper frozen here lets its rows go, too
         requeued, failed = queries.requeue_unhandled(unhandled)
+        send_after_commit_for(model, requeued, unhandled.note, will_retry=True)
+        send_after_commit_for(model, failed, unhandled.note, will_retry=False)
     if requeued or failed:
-        log_requeued(model, conf, requeued, failed)
-    return requeued, failed
+        log_requeued(model, len(requeued), len(failed))
+    return len(requeued), len(failed)
 
 
 def unhandled_rows(
     model: type[ScheduledEvent], conf: SchedulingSettings, now: datetime | None
 ) -> queries.Unhandled:
+    timeout = model.get_handling_timeout()
     return queries.Unhandled(
         model=model,
-        timeout=timedelta(seconds=conf.handling_timeout),
+        timeout=timedelta(seconds=timeout),
         limit=conf.batch_size,
-        max_attempts=conf.max_attempts,
-        note=f"not handled within {conf.handling_timeout:g} s of its publication",
+        max_attempts=model.get_max_attempts(),
+        note=f"not handled within {timeout:g} s of its publication",
         now=now,
     )
 
 
-def log_requeued(
-    model: type[ScheduledEvent], conf: SchedulingSettings, requeued: int, failed: int
-) -> None:
+def log_requeued(model: type[ScheduledEvent], requeued: int, failed: int) -> None:
     log.warning(
         "sweep of %s: %d events not handled within %g s published again, %d failed",
         model._meta.label,
         requeued,
-        conf.handling_timeout,
+        model.get_handling_timeout(),
         failed,
     )

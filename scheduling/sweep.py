@@ -42,6 +42,7 @@ from scheduling.publishing import PreparedMessage, Publisher, PublishError, shar
 from scheduling.queries import configure_sweep_transaction, mark_delivered
 from scheduling.reconcile import requeue_unhandled
 from scheduling.results import BatchResult, SweepResult
+from scheduling.signals import send_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -199,14 +200,7 @@ def sweep_batch(
             if not rows:
                 return BatchResult(claimed=claimed)
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
-            result = publish_and_mark(
-                model,
-                plan,
-                publisher,
-                claimed=claimed,
-                cutoff=cutoff,
-                max_attempts=conf.max_attempts,
-            )
+            result = publish_and_mark(model, plan, publisher, claimed=claimed, cutoff=cutoff)
             if set_aside is not None:
                 set_aside.update(result.set_aside)
             return result
@@ -240,12 +234,11 @@ def publish_and_mark(
     *,
     claimed: int,
     cutoff: datetime,
-    max_attempts: int,
 ) -> BatchResult:
     refused = publisher.publish([prepared for _, prepared in plan.publish])
     plan.set_aside(refused)
     metrics.record_published(model, [row for row, _ in plan.publish], cutoff=cutoff)
-    return mark_batch(model, plan, claimed=claimed, max_attempts=max_attempts, now=cutoff)
+    return mark_batch(model, plan, claimed=claimed, now=cutoff)
 
 
 def publish_failed(
@@ -334,12 +327,7 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
 
 
 def mark_batch(
-    model: type[ScheduledEvent],
-    plan: BatchPlan,
-    *,
-    claimed: int,
-    max_attempts: int,
-    now: datetime,
+    model: type[ScheduledEvent], plan: BatchPlan, *, claimed: int, now: datetime
 ) -> BatchResult:
     result = BatchResult(claimed=claimed)
     result.delivered = mark_delivered(model, [row.pk for row, _ in plan.publish])
@@ -353,7 +341,7 @@ def mark_batch(
         row.status = Status.DELIVERED
     for row in plan.expired:
         row.status = Status.EXPIRED
-    failed = [row for row, error in plan.poisoned if mark_poisoned(model, row, error, max_attempts)]
+    failed = [row for row, error in plan.poisoned if mark_poisoned(model, row, error)]
     result.failed = len(failed)
     result.retrying = len(plan.poisoned) - len(failed)
     result.set_aside.extend(row.pk for row, _ in plan.poisoned)
@@ -361,11 +349,9 @@ def mark_batch(
     return result
 
 
-def mark_poisoned(
-    model: type[ScheduledEvent], row: ScheduledEvent, error: str, max_attempts: int
-) -> bool:
+def mark_poisoned(model: type[ScheduledEvent], row: ScheduledEvent, error: str) -> bool:
     """Record a row that could not be serialised or published; True once it has `failed`."""
-    failed = row.attempts + 1 >= max_attempts
+    failed = row.attempts + 1 >= model.get_max_attempts()
     log.error(
         "sweep of %s: %s attempt %d: %s", model._meta.label, row.event_id, row.attempts + 1, error
     )
@@ -376,6 +362,7 @@ def mark_poisoned(
         last_error=error[:2000],
         updated_at=Now(),
     )
-    row.attempts += 1
+    row.attempts, row.last_error = row.attempts + 1, error[:2000]
     record.write([record.publish_failed(row, error, failed=failed)])
+    send_after_commit(model, row, row.last_error, will_retry=not failed)
     return failed

@@ -28,7 +28,7 @@ class EventHandlerTask(Task):
     records it on the row and the sweep publishes the event again after a backoff, so every
     retry is visible in the database. The one exception: an unreachable database, which
     cannot record anything, is waited for (below). A plain @shared_task works too, without
-    that wait: its events are published again after SCHEDULING_HANDLING_TIMEOUT.
+    that wait: its events are published again after the model's handling timeout.
     """
 
     acks_late = True
@@ -37,7 +37,7 @@ class EventHandlerTask(Task):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the handler; while the database cannot be reached (a failover, a restart), wait
         for it here, with the message still unacknowledged, instead of leaving the event to
-        the reconciliation's SCHEDULING_HANDLING_TIMEOUT.
+        the reconciliation's handling timeout.
 
         Running the handler again is as safe as that republication: the effect's transaction
         never committed (at-least-once) or the committed claim makes the rerun a no-op

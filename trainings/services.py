@@ -22,7 +22,6 @@ from django.db.models.functions import Coalesce, Now
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
-from scheduling.conf import scheduling_settings
 from scheduling.models import ScheduledEventQuerySet, Status, require_aware, storable_utc
 from trainings import ladder
 from trainings.kinds import PHASE_OF_KIND, InvitationStatus, NotificationKind, Phase
@@ -176,13 +175,14 @@ def reminder_send(*, notification: ScheduledTrainingNotification, event_id: str)
 
 def reminder_postpone(*, pk: int, version: int, not_before: datetime) -> int:
     """After a failed try whose push service asked to wait (Retry-After): the next try is due
-    no earlier than `not_before`, capped at SCHEDULING_RETRY_BACKOFF_MAX from now.
+    no earlier than `not_before`, capped at the model's retry_backoff_max
+    (SCHEDULING_RETRY_BACKOFF_MAX) from now.
 
     One UPDATE of the pending row the failure left, same version: the retry keeps its event
     id, so players already sent to are not sent again. A sweep that took the row meanwhile
     (its backoff was shorter than this UPDATE's round trip) wins: nothing changes.
     """
-    cap = timezone.now() + timedelta(seconds=scheduling_settings().retry_backoff_max)
+    cap = timezone.now() + timedelta(seconds=ScheduledTrainingNotification.get_retry_backoff_max())
     at = min(not_before, cap)
     return ScheduledTrainingNotification.objects.filter(
         pk=pk, version=version, status=Status.PENDING, due_at__lt=at

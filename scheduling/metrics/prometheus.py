@@ -31,8 +31,8 @@ COUNTERS = {
     "handled": "Events handled: handle_once committed handled_at.",
     "handle_failures": "Handlings that failed (the handler raised inside handle_once).",
     "redelivered": (
-        "Events sent back to be published again: not handled within "
-        "SCHEDULING_HANDLING_TIMEOUT (requeued by the sweep), or a failed handling with tries left."
+        "Events sent back to be published again: not handled within the model's handling "
+        "timeout (requeued by the sweep), or a failed handling with tries left."
     ),
 }
 GAUGES = {

@@ -17,9 +17,12 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from email.message import Message
+from email.parser import Parser
 from pathlib import Path
 
 import psycopg
@@ -31,6 +34,7 @@ from psycopg.conninfo import make_conninfo
 ROOT = Path(__file__).parents[2]
 TEMPLATE = Path(__file__).parent / "host"
 GUIDE = ROOT / "docs" / "adding-scheduling.md"
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 # Copied to build from: the source tree without what a checkout accumulates (virtualenvs,
 # caches, build/ and *.egg-info, which setuptools would otherwise write into ROOT).
@@ -62,6 +66,54 @@ def test_the_wheel_holds_the_framework_alone(wheel: Path) -> None:
         assert any(name.startswith(f"{app}/migrations/0001_") for name in names), (
             f"no first migration of {app} in the wheel"
         )
+
+
+@pytest.mark.slow
+def test_the_wheel_is_a_package_a_registry_would_show(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    version = PROJECT["version"]
+    info = f"django_scheduling-{version}.dist-info"
+    metadata = wheel_metadata(archive, info)
+
+    assert wheel.name == f"django_scheduling-{version}-py3-none-any.whl"
+    assert (metadata["Name"], metadata["Version"]) == ("django-scheduling", version)
+    assert metadata["License-Expression"] == "MIT"
+    assert metadata.get_all("License-File") == ["LICENSE"]
+    assert "Permission is hereby granted" in archive.read(f"{info}/licenses/LICENSE").decode()
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_payload() == (ROOT / "README.md").read_text()
+    classifiers = metadata.get_all("Classifier", [])
+    for expected in (
+        "Framework :: Django",
+        "Framework :: Django :: 5.2",
+        "Programming Language :: Python :: 3.11",
+        "Typing :: Typed",
+    ):
+        assert expected in classifiers
+    assert "scheduling/py.typed" in archive.namelist()
+    # What the install brings is what pyproject lists, and no test oracle (cronsim) among it.
+    required = metadata.get_all("Requires-Dist", [])
+    brings = distribution_names([line for line in required if "extra ==" not in line])
+    assert brings == distribution_names(PROJECT["dependencies"])
+    assert "cronsim" not in brings
+
+
+def distribution_names(requirements: list[str]) -> list[str]:
+    return sorted(
+        re.split(r"[^A-Za-z0-9_.-]", requirement)[0].lower() for requirement in requirements
+    )
+
+
+def wheel_metadata(archive: zipfile.ZipFile, info: str) -> Message:
+    return Parser().parsestr(archive.read(f"{info}/METADATA").decode())
+
+
+def test_the_changelog_has_an_entry_for_this_version() -> None:
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+
+    assert re.search(
+        rf"^## \[{re.escape(PROJECT['version'])}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, re.M
+    )
 
 
 @pytest.mark.slow
