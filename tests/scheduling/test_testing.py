@@ -19,9 +19,8 @@ SECOND = timedelta(seconds=1)
 Status = ScheduledPing.Status
 
 
-def reminder(name: str = "reminder") -> ScheduledPing:
-    row: ScheduledPing = ScheduledPingFactory(due_at=DUE, ping=PingFactory(name=name))
-    return row
+def reminder(name="reminder"):
+    return ScheduledPingFactory(due_at=DUE, ping=PingFactory(name=name))
 
 
 @pytest.mark.django_db
@@ -105,15 +104,20 @@ def test_it_works_with_real_commits():
 
 
 @pytest.mark.django_db
-def test_it_needs_no_redis_lock_nor_broker(monkeypatch):
+def test_it_needs_no_redis_nor_broker(monkeypatch):
+    reached = []
+
     def refuse(*args, **kwargs):
+        reached.append(args)
         raise AssertionError("run_due reached for Redis or a broker")
 
     monkeypatch.setattr("scheduling.sweep.sweep_lock", refuse)
     monkeypatch.setattr("scheduling.sweep.shared_publisher", refuse)
+    monkeypatch.setattr("scheduling.metrics.store.redis_client_for_locks", refuse)
     reminder()
 
     assert run_due(ScheduledPing, now=DUE + SECOND) == 1
+    assert not reached  # the metrics' writes would swallow the error
 
 
 @pytest.mark.django_db
