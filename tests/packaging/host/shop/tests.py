@@ -8,7 +8,7 @@ from django.test import TestCase
 from django.utils import timezone
 from scheduling.testing import assert_scheduled, run_due
 
-from shop.models import Order, ScheduledOrderEmail
+from .models import Order, ScheduledOrderEmail
 
 SECOND = timedelta(seconds=1)
 
@@ -19,7 +19,8 @@ class OrderEmailTests(TestCase):
         self.addCleanup(folder.cleanup)
         self.effects = Path(folder.name) / "effects.txt"
         self.enterContext(mock.patch.dict(os.environ, {"SHOP_EFFECTS_FILE": str(self.effects)}))
-        self.order = Order.objects.create(email="a@example.com")
+        self.order = Order(email="a@example.com")
+        self.order.save()
         self.due = timezone.now() + timedelta(hours=24)
         ScheduledOrderEmail.objects.create(order=self.order, due_at=self.due)
 
