@@ -109,8 +109,10 @@ def sweep(
     time_budget: float | None = None,
     hold: float = 0.0,
     publisher: Publisher | None = None,
+    lock: SweepLock | None = None,
 ) -> SweepResult:
-    """Deliver what is due for `model`. `now` overrides the database clock (tests only).
+    """Deliver what is due for `model`. `now` overrides the database clock (tests only);
+    `lock` replaces the slot's sweep lock (scheduling.testing's in-process one).
 
     With `hold` > 0 the sweep stays on until `hold` (+ HOLD_HANDOVER) seconds after it was
     called, waking at each next due time (by the database's clock) to deliver it then, instead
@@ -120,7 +122,12 @@ def sweep(
     """
     with actor(process_actor("sweep")):
         return _sweep(
-            model, now=now, slot=slot, time_budget=time_budget, hold=hold, publisher=publisher
+            model,
+            now=now,
+            time_budget=time_budget,
+            hold=hold,
+            publisher=publisher,
+            lock=lock or slot_lock(model, slot),
         )
 
 
@@ -128,15 +135,14 @@ def _sweep(
     model: type[ScheduledEvent],
     *,
     now: datetime | None,
-    slot: int,
     time_budget: float | None,
     hold: float,
     publisher: Publisher | None,
+    lock: SweepLock,
 ) -> SweepResult:
     conf = scheduling_settings()
     hold_until = holding_until(hold, fixed_clock=now is not None)
     result = SweepResult(model=model._meta.label)
-    lock = sweep_lock(f"scheduling:sweep:{model._meta.label_lower}:{slot}", conf.lock_ttl)
     if not acquire(lock, until=hold_until):
         result.locked_out = True
         return result
@@ -152,6 +158,12 @@ def _sweep(
         lock.release()
     metrics.record_sweep(model, time.monotonic() - started, redelivered=result.requeued)
     return result
+
+
+def slot_lock(model: type[ScheduledEvent], slot: int) -> SweepLock:
+    """The lock of one model's sweeper slot: in Redis where the default cache is, else local."""
+    name = f"scheduling:sweep:{model._meta.label_lower}:{slot}"
+    return sweep_lock(name, scheduling_settings().lock_ttl)
 
 
 def drain_for(

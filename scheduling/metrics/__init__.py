@@ -17,6 +17,7 @@ from scheduling.metrics.logs import QuietIdleSweeps, quiet_idle_sweeps
 from scheduling.metrics.prometheus import exposition
 from scheduling.metrics.store import (
     MinuteBucket,
+    not_recorded,
     recent_minutes,
     record_handle_failure,
     record_handled,
@@ -29,6 +30,7 @@ __all__ = [
     "MinuteBucket",
     "QuietIdleSweeps",
     "exposition",
+    "not_recorded",
     "oldest_due_seconds",
     "quiet_idle_sweeps",
     "recent_minutes",

@@ -1,7 +1,8 @@
 """The wheel, installed in a fresh virtualenv, runs a new host project written to the contract
 and nothing more: three settings, Celery's own lines, a model, a task; a stock
 `celery -A host worker -B` (no -Q) delivers and handles the event, the admin lists the model
-with no admin code of the host's, and the REST API works with no REST_FRAMEWORK setting.
+with no admin code of the host's, the REST API works with no REST_FRAMEWORK setting, and the
+host's own tests run its handler with scheduling.testing, with no Redis and no broker.
 
 The host project is `tests/packaging/host/` laid over what `django-admin startproject host` and
 `django-admin startapp shop` write; docs/adding-scheduling.md shows the same files.
@@ -35,6 +36,9 @@ ROOT = Path(__file__).parents[2]
 TEMPLATE = Path(__file__).parent / "host"
 GUIDE = ROOT / "docs" / "adding-scheduling.md"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+TESTING_GUIDE = ROOT / "docs" / "testing.md"  # shows the host's own test, shop/tests.py
+# Where the host's own tests find Redis and the broker: nowhere (scheduling.testing needs neither).
+NOWHERE = {"REDIS_URL": "redis://127.0.0.1:1/0", "CELERY_BROKER_URL": "redis://127.0.0.1:1/1"}
 
 # Copied to build from: the source tree without what a checkout accumulates (virtualenvs,
 # caches, build/ and *.egg-info, which setuptools would otherwise write into ROOT).
@@ -138,6 +142,13 @@ def test_a_new_host_project_delivers_and_handles_an_event(wheel: Path, tmp_path:
         checked = manage("check")
         print(checked)
         assert "System check identified no issues" in checked
+        tested = run(
+            [str(python), "manage.py", "test", "shop", "--noinput"],
+            cwd=project,
+            env={**env, **NOWHERE},
+        )
+        print(tested)
+        assert re.search(r"Ran 2 tests in .*\n\nOK", tested), tested
 
         pk = int(
             manage(
@@ -192,9 +203,10 @@ def test_a_new_host_project_delivers_and_handles_an_event(wheel: Path, tmp_path:
 
 
 def test_the_guide_shows_the_host_project_the_test_builds() -> None:
-    """Each file of the template is a ```python block of the guide, headed by its path."""
+    """Each file of the template is a ```python block of the guides, headed by its path."""
     shown = {}
-    for block in re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL):
+    guides = GUIDE.read_text() + TESTING_GUIDE.read_text()
+    for block in re.findall(r"```python\n(.*?)```", guides, flags=re.DOTALL):
         heading, _, body = block.partition("\n")
         if heading.startswith("# "):
             shown[heading.removeprefix("# ")] = body
@@ -207,7 +219,7 @@ def test_the_guide_shows_the_host_project_the_test_builds() -> None:
         TEMPLATE / "host" / "settings_additions.txt"
     ).read_text()
     for name, text in files.items():
-        assert shown.get(name) == text, f"{GUIDE.name} does not show {name} as the test writes it"
+        assert shown.get(name) == text, f"the guides do not show {name} as the test writes it"
 
 
 # Run in the host (manage.py shell): the admin and the REST API as a superuser sees them.
