@@ -42,6 +42,11 @@ class SchedulingSettings:
     # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
     # though this project's Celery app does not register them: other codebases' workers run them.
     external_tasks: tuple[str, ...] = ()
+    # What SchedulingConfig.ready() does to the host's project; each can be turned off.
+    admin_autoregister: bool = True  # a default admin on admin.site for unregistered models
+    admin_pages: bool = True  # "needs attention" and the dashboard on admin.site
+    admin_index_template: bool = True  # admin.site's index gets the "Scheduling" box
+    quiet_idle_sweeps: bool = True  # an idle sweep tick logs nothing at INFO
 
 
 def scheduling_settings() -> SchedulingSettings:
