@@ -332,7 +332,11 @@ SPECTACULAR_SETTINGS = {
     # The schema and its docs page list every endpoint and filter: for signed-in users only.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
-    "ENUM_NAME_OVERRIDES": {"ScheduledEventStatusEnum": "scheduling.models.Status"},
+    # The trainings' kind is in both its own resource and the generic one: one enum too.
+    "ENUM_NAME_OVERRIDES": {
+        "ScheduledEventStatusEnum": "scheduling.models.Status",
+        "NotificationKindEnum": "trainings.kinds.NotificationKind",
+    },
     # Swagger UI and ReDoc from drf_spectacular_sidecar's static files, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
