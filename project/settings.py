@@ -269,6 +269,11 @@ SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_int("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 6
 # Task names or patterns (comma-separated, e.g. "billing.*,reports.build") a keyed job's task
 # callback may name though this project registers no such task: other codebases' workers.
 SCHEDULING_EXTERNAL_TASKS = env_list("SCHEDULING_EXTERNAL_TASKS", [])
+# What the app's ready() adds to the project; each can be turned off (docs/adding-scheduling.md).
+SCHEDULING_ADMIN_AUTOREGISTER = env_bool("SCHEDULING_ADMIN_AUTOREGISTER", True)
+SCHEDULING_ADMIN_PAGES = env_bool("SCHEDULING_ADMIN_PAGES", True)
+SCHEDULING_ADMIN_INDEX_TEMPLATE = env_bool("SCHEDULING_ADMIN_INDEX_TEMPLATE", True)
+SCHEDULING_QUIET_IDLE_SWEEPS = env_bool("SCHEDULING_QUIET_IDLE_SWEEPS", True)
 # Recurring schedules: the seconds a fire time may be late before it counts as missed
 # (misfire policies apply; a fire_all catch-up is bounded by each schedule's catchup_window).
 SCHEDULING_RECURRING_MISFIRE_GRACE = env_float(
