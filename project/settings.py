@@ -271,6 +271,11 @@ SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_number("SCHEDULING_JOB_MAX_PAYLOAD_BYTES"
 # Task names or patterns (comma-separated, e.g. "billing.*,reports.build") a keyed job's task
 # callback may name though this project registers no such task: other codebases' workers.
 SCHEDULING_EXTERNAL_TASKS = env_list("SCHEDULING_EXTERNAL_TASKS", [])
+# What the app's ready() adds to the project; each can be turned off (docs/adding-scheduling.md).
+SCHEDULING_ADMIN_AUTOREGISTER = env_bool("SCHEDULING_ADMIN_AUTOREGISTER", True)
+SCHEDULING_ADMIN_PAGES = env_bool("SCHEDULING_ADMIN_PAGES", True)
+SCHEDULING_ADMIN_INDEX_TEMPLATE = env_bool("SCHEDULING_ADMIN_INDEX_TEMPLATE", True)
+SCHEDULING_QUIET_IDLE_SWEEPS = env_bool("SCHEDULING_QUIET_IDLE_SWEEPS", True)
 # Recurring schedules: the seconds a fire time may be late before it counts as missed
 # (misfire policies apply; a fire_all catch-up is bounded by each schedule's catchup_window).
 SCHEDULING_RECURRING_MISFIRE_GRACE = env_number("SCHEDULING_RECURRING_MISFIRE_GRACE", 10.0)
@@ -332,7 +337,11 @@ SPECTACULAR_SETTINGS = {
     # The schema and its docs page list every endpoint and filter: for signed-in users only.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
-    "ENUM_NAME_OVERRIDES": {"ScheduledEventStatusEnum": "scheduling.models.Status"},
+    # The trainings' kind is in both its own resource and the generic one: one enum too.
+    "ENUM_NAME_OVERRIDES": {
+        "ScheduledEventStatusEnum": "scheduling.models.Status",
+        "NotificationKindEnum": "trainings.kinds.NotificationKind",
+    },
     # Swagger UI and ReDoc from drf_spectacular_sidecar's static files, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -1,4 +1,5 @@
 from django.apps import AppConfig, apps
+from django.core.exceptions import ImproperlyConfigured
 
 
 class SchedulingConfig(AppConfig):
@@ -8,14 +9,16 @@ class SchedulingConfig(AppConfig):
 
     def ready(self) -> None:
         from scheduling import celery, checks, metrics  # noqa: F401  (checks register themselves)
+        from scheduling.conf import SchedulingSettings, scheduling_settings
 
+        try:
+            conf = scheduling_settings()
+        except ImproperlyConfigured:
+            conf = SchedulingSettings()  # the system checks name the bad setting and stop
         celery.connect()
-        metrics.quiet_idle_sweeps()
+        if conf.quiet_idle_sweeps:
+            metrics.quiet_idle_sweeps()
         if apps.is_installed("django.contrib.admin"):
-            from scheduling.admin.dashboard import add_dashboard_url
-            from scheduling.admin.defaults import register_scheduled_models
-            from scheduling.admin.views import add_attention_url
+            from scheduling.admin.sites import install_on_default_site
 
-            register_scheduled_models()
-            add_attention_url()
-            add_dashboard_url()
+            install_on_default_site(conf)

@@ -58,6 +58,12 @@ def a_string(name: str, value: object) -> str:
     raise refused(name, value, "a string")
 
 
+def a_flag(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise refused(name, value, "True or False")
+
+
 def a_rate(name: str, value: object) -> str:
     if isinstance(value, str) and RATE.fullmatch(value.strip()):
         return value.strip()
@@ -109,6 +115,11 @@ class SchedulingSettings:
     # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
     # though this project's Celery app does not register them: other codebases' workers run them.
     external_tasks: tuple[str, ...] = setting((), task_patterns)
+    # What SchedulingConfig.ready() does to the host's project; each can be turned off.
+    admin_autoregister: bool = setting(True, a_flag)  # default admins on admin.site
+    admin_pages: bool = setting(True, a_flag)  # "needs attention" and the dashboard on admin.site
+    admin_index_template: bool = setting(True, a_flag)  # admin.site's index: a "Scheduling" box
+    quiet_idle_sweeps: bool = setting(True, a_flag)  # an idle sweep tick logs nothing at INFO
 
 
 def scheduling_settings() -> SchedulingSettings:

@@ -57,7 +57,14 @@ class EventHandlerTask(Task):
                 waited, delay = waited + delay, min(delay * 2, DATABASE_RETRY_MAX)
 
 
-@shared_task(name="scheduling.sweep", ignore_result=True, acks_late=False)
+class SweepTask(Task):
+    """The sweep's task class: its worker strategy logs each tick's "received" line at DEBUG
+    on the framework's own logger (scheduling.metrics.logs.sweep_strategy)."""
+
+    Strategy = "scheduling.metrics.logs:sweep_strategy"
+
+
+@shared_task(base=SweepTask, name="scheduling.sweep", ignore_result=True, acks_late=False)
 def sweep_task(label: str, slot: int = 0) -> dict[str, Any]:
     hold = min(scheduling_settings().sweep_hold, scheduling_settings().sweep_interval)
     return asdict(sweep(get_scheduled_model(label), slot=slot, hold=hold))

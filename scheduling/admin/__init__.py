@@ -1,5 +1,7 @@
-"""The admin for scheduled models: building blocks (base.py) and the default registration
-(defaults.py) that lists every scheduled model a host has not registered itself."""
+"""The admin for scheduled models: building blocks (base.py), the default registration
+(defaults.py) that lists every scheduled model a host has not registered itself, and the
+framework's admin on a host's own AdminSite (sites.py: `register(site)`,
+SchedulingAdminSiteMixin)."""
 
 from scheduling.admin.audit import AuditedAdmin
 from scheduling.admin.base import (
@@ -8,11 +10,15 @@ from scheduling.admin.base import (
     ScheduledEventInline,
     rows_changed,
 )
+from scheduling.admin.sites import SchedulingAdminSite, SchedulingAdminSiteMixin, register
 
 __all__ = [
     "STORABLE_DATETIMES",
     "AuditedAdmin",
     "ScheduledEventAdmin",
     "ScheduledEventInline",
+    "SchedulingAdminSite",
+    "SchedulingAdminSiteMixin",
+    "register",
     "rows_changed",
 ]

@@ -1,11 +1,12 @@
 """The operators' dashboard: per scheduled model, what is waiting and what flowed, with charts.
 
-`add_dashboard_url(site)` mounts the page at `<admin>/scheduling/dashboard/` (URL name
+`dashboard_urls(site)` are the page at `<admin>/scheduling/dashboard/` (URL name
 `admin:scheduling_dashboard`) and its figures as JSON at `<admin>/scheduling/dashboard/data/`
 (`admin:scheduling_dashboard_data`, which the page fetches every REFRESH_SECONDS), both behind
-the site's admin_view, by wrapping the site's get_urls as the "needs attention" page does. It
-also gives the site an index template (unless the host set its own) that adds a "Scheduling"
-box linking to both pages above the app list; a host's own `admin/index.html` still applies.
+the site's admin_view; `add_dashboard_url(site)` adds them to a site by wrapping its get_urls,
+as the "needs attention" page does. INDEX_TEMPLATE, the index template it gives the site
+(unless the host set its own), adds a "Scheduling" box linking to both pages above the app
+list; a host's own `admin/index.html` still applies.
 
 The charts are Chart.js, from the django-admincharts package (a dependency): through
 staticfiles when the host lists "admincharts" in INSTALLED_APPS, else served by the dashboard
@@ -39,36 +40,35 @@ DAY = 24 * 60
 DAY_BUCKET = 15  # minutes per point of the last day's charts
 CHARTS_APP = "admincharts"  # the django-admincharts package: Chart.js (MIT) in its static files
 CHART_FILE = "admincharts/chart.min.js"
+INDEX_TEMPLATE = "admin/scheduling/index.html"  # the admin index with a "Scheduling" box
 
 
-def add_dashboard_url(site: admin.AdminSite | None = None) -> None:
-    """Add the dashboard to `site` (default: django.contrib.admin.site); twice does nothing."""
+def add_dashboard_url(site: admin.AdminSite | None = None, *, index_template: bool = True) -> None:
+    """Add the dashboard to `site` (default: django.contrib.admin.site); twice does nothing.
+    With `index_template`, the site's index gets the "Scheduling" box (unless the host set its
+    own index template)."""
     site = site or admin.site
+    added = prepend_urls(site, "scheduling_dashboard_added", lambda: dashboard_urls(site))
+    if added and index_template and site.index_template is None:
+        site.index_template = INDEX_TEMPLATE
 
+
+def dashboard_urls(site: admin.AdminSite) -> list[URLPattern | URLResolver]:
     def page(request: HttpRequest) -> HttpResponse:
         return dashboard_view(request, site)
 
     def data(request: HttpRequest) -> HttpResponse:
         return dashboard_data_view(request, site)
 
-    def pages() -> list[URLPattern | URLResolver]:
-        return [
-            path("scheduling/dashboard/", site.admin_view(page), name="scheduling_dashboard"),
-            path(
-                "scheduling/dashboard/data/",
-                site.admin_view(data),
-                name="scheduling_dashboard_data",
-            ),
-            path(
-                "scheduling/dashboard/chart.js",
-                site.admin_view(chart_script_view, cacheable=True),
-                name="scheduling_dashboard_chart",
-            ),
-        ]
-
-    added = prepend_urls(site, "scheduling_dashboard_added", pages)
-    if added and site.index_template is None:
-        site.index_template = "admin/scheduling/index.html"
+    return [
+        path("scheduling/dashboard/", site.admin_view(page), name="scheduling_dashboard"),
+        path("scheduling/dashboard/data/", site.admin_view(data), name="scheduling_dashboard_data"),
+        path(
+            "scheduling/dashboard/chart.js",
+            site.admin_view(chart_script_view, cacheable=True),
+            name="scheduling_dashboard_chart",
+        ),
+    ]
 
 
 def dashboard_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:

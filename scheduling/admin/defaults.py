@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.db import models
 
 from scheduling.admin.base import ScheduledEventAdmin
+from scheduling.host_fields import entity_fields, filterable_fields, plain_fields
 from scheduling.models import ScheduledEvent
 from scheduling.registry import scheduled_models
 
@@ -29,17 +30,22 @@ def register_scheduled_models(site: admin.AdminSite | None = None) -> list[type[
 
 
 def default_admin_for(model: type[ScheduledEvent]) -> type[ScheduledEventAdmin]:
-    """ScheduledEventAdmin with the model's entities (its foreign keys) shown, fetched in the
-    changelist's one query. No filter on them: a filter lists every entity, which for a table
-    of customers or purchases is a page no one can use."""
-    entities = [
-        field.name
-        for field in model._meta.get_fields()
-        if isinstance(field, models.ForeignKey) and field.concrete
-    ]
+    """ScheduledEventAdmin with the model's entities (its foreign keys), fetched in the
+    changelist's one query, and its plain fields shown. No filter on entities: a filter lists
+    every entity, which for a table of customers or purchases is a page no one can use; a
+    sidebar filter for each plain field with a fixed set of values (booleans, choices). Any
+    plain field also filters by URL, as in every admin: `?kind=survey`."""
+    entities = [field.name for field in entity_fields(model)]
+    plain = [field.name for field in plain_fields(model)]
+    fixed = [field.name for field in filterable_fields(model) if has_fixed_values(field)]
     event_id, status, due_at, *records = ScheduledEventAdmin.list_display
     attributes: dict[str, Any] = {
-        "list_display": (event_id, status, *entities, due_at, *records),
+        "list_display": (event_id, status, *entities, *plain, due_at, *records),
         "list_select_related": tuple(entities),
+        "list_filter": (*ScheduledEventAdmin.list_filter, *fixed),
     }
     return type(f"{model.__name__}Admin", (ScheduledEventAdmin,), attributes)
+
+
+def has_fixed_values(field: models.Field[Any, Any]) -> bool:
+    return bool(field.choices) or isinstance(field, models.BooleanField)

@@ -1,8 +1,9 @@
 """The "needs attention" page: the failed rows of every scheduled model, on one admin page.
 
-`add_attention_url(site)` mounts it at `<admin>/scheduling/attention/` (URL name
-`admin:scheduling_attention`) by wrapping the site's get_urls, so a host writes no URL code;
-SchedulingConfig.ready() does it for the default site.
+`attention_urls(site)` are its URL patterns, at `<admin>/scheduling/attention/` (URL name
+`admin:scheduling_attention`): a SchedulingAdminSiteMixin site lists them in its get_urls;
+`add_attention_url(site)` adds them to any other site by wrapping its get_urls, as
+SchedulingConfig.ready() does for the default site (unless SCHEDULING_ADMIN_PAGES is False).
 """
 
 from __future__ import annotations
@@ -64,15 +65,14 @@ def prepend_urls(
 def add_attention_url(site: admin.AdminSite | None = None) -> None:
     """Add the page to `site` (default: django.contrib.admin.site); adding it twice does nothing."""
     site = site or admin.site
+    prepend_urls(site, "scheduling_attention_added", lambda: attention_urls(site))
 
+
+def attention_urls(site: admin.AdminSite) -> list[URLPattern | URLResolver]:
     def view(request: HttpRequest) -> HttpResponse:
         return attention_view(request, site)
 
-    prepend_urls(
-        site,
-        "scheduling_attention_added",
-        lambda: [path("scheduling/attention/", site.admin_view(view), name="scheduling_attention")],
-    )
+    return [path("scheduling/attention/", site.admin_view(view), name="scheduling_attention")]
 
 
 def attention_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:

@@ -1,8 +1,9 @@
 """A list and the bulk actions for every scheduled model, with no API code of the host's.
 
 `scheduling.api.urls` mounts one read-only list per model at `events/<app_label>/<model_name>/`
-with the bulk actions of ScheduledEventViewSet, filterable by lifecycle, status, due time and
-the model's entities (each foreign key, by primary key). A domain that wants its own resource
+with the bulk actions of ScheduledEventViewSet, filterable by lifecycle, status, due time, the
+model's entities (each foreign key, by primary key) and its plain fields (exact match on each
+text, integer, boolean or choices field; every plain field is in the JSON, read-only). A domain that wants its own resource
 (richer filters, joins on its entities) subclasses ScheduledEventViewSet instead, as the demo's
 purchases and trainings do.
 """
@@ -12,11 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters  # type: ignore[import-untyped]
-from django.db import models
+from django import forms
+from django.db import connection, models
 
 from scheduling.api.filters import ScheduledEventFilterSet
 from scheduling.api.serializers import ScheduledEventSerializer
 from scheduling.api.views import ScheduledEventViewSet
+from scheduling.host_fields import entity_fields, filterable_fields, plain_fields
 from scheduling.models import ScheduledEvent
 
 
@@ -30,10 +33,6 @@ def viewset_for(model: type[ScheduledEvent]) -> type[ScheduledEventViewSet]:
     return type(f"{component_name(model)}ViewSet", (ScheduledEventViewSet,), attributes)
 
 
-def entity_fields(model: type[ScheduledEvent]) -> list[models.ForeignKey[Any, Any]]:
-    return [f for f in model._meta.concrete_fields if isinstance(f, models.ForeignKey)]
-
-
 def component_name(model: type[ScheduledEvent]) -> str:
     # Unique across apps, and unlike a host's own "<Model>Serializer" in the OpenAPI schema.
     app = "".join(part.title() for part in model._meta.app_label.split("_"))
@@ -43,7 +42,8 @@ def component_name(model: type[ScheduledEvent]) -> str:
 def serializer_for(
     model: type[ScheduledEvent], entities: list[models.ForeignKey[Any, Any]]
 ) -> type[ScheduledEventSerializer]:
-    fields = (*ScheduledEventSerializer.Meta.fields, *(f.name for f in entities))
+    own = (*(f.name for f in entities), *(f.name for f in plain_fields(model)))
+    fields = (*ScheduledEventSerializer.Meta.fields, *own)
     meta = type(
         "Meta",
         (ScheduledEventSerializer.Meta,),
@@ -56,6 +56,7 @@ def filterset_for(
     model: type[ScheduledEvent], entities: list[models.ForeignKey[Any, Any]]
 ) -> type[ScheduledEventFilterSet]:
     filters: dict[str, Any] = {f.name: entity_filter(f) for f in entities}
+    filters |= {f.name: plain_filter(f) for f in filterable_fields(model)}
     filters["Meta"] = type("Meta", (), {"model": model, "fields": []})
     return type(f"{component_name(model)}FilterSet", (ScheduledEventFilterSet,), filters)
 
@@ -65,3 +66,21 @@ def entity_filter(field: models.ForeignKey[Any, Any]) -> django_filters.Filter:
     numeric = isinstance(target, models.IntegerField | models.AutoField)
     kind = django_filters.NumberFilter if numeric else django_filters.CharFilter
     return kind(field_name=field.name, help_text=f"The {field.name}'s primary key.")
+
+
+class IntegerFilter(django_filters.Filter):
+    field_class = forms.IntegerField
+
+
+def plain_filter(field: models.Field[Any, Any]) -> django_filters.Filter:
+    """Exact match; a value the column cannot hold is a 400 naming the field, not a query."""
+    about = f"Rows whose {field.name} is this."
+    if field.choices:
+        choices = list(field.flatchoices)
+        return django_filters.ChoiceFilter(field_name=field.name, choices=choices, help_text=about)
+    if isinstance(field, models.BooleanField):
+        return django_filters.BooleanFilter(field_name=field.name, help_text=about)
+    if isinstance(field, models.IntegerField):
+        low, high = connection.ops.integer_field_range(field.get_internal_type())
+        return IntegerFilter(field_name=field.name, min_value=low, max_value=high, help_text=about)
+    return django_filters.CharFilter(field_name=field.name, help_text=about)

@@ -10,7 +10,7 @@ pair alone, for a viewset that selects and changes its rows its own way (the job
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -18,11 +18,13 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import QueryDict
 from django_filters.constants import EMPTY_VALUES  # type: ignore[import-untyped]
+from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from scheduling.api.defaults import FrameworkViewDefaults
 from scheduling.api.filters import ScheduledEventFilterSet
@@ -155,6 +157,24 @@ class ScheduledEventViewSet(BulkActions, FrameworkViewDefaults, viewsets.ReadOnl
             raise serializers.ValidationError({"allow_late": [str(exc)]}) from None
         return Response({"count": count})
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        refuse_unknown(request.query_params, self.accepted_query_parameters(), field=None)
+        return super().list(request, *args, **kwargs)
+
+    def accepted_query_parameters(self) -> Sequence[str]:
+        """The list's filters, and what its pagination, other filter backends (a subclass's
+        ordering or search) and format suffix read."""
+        names: list[str] = []
+        for backend in (backend_class() for backend_class in self.filter_backends):
+            if isinstance(backend, DjangoFilterBackend):
+                filterset = backend.get_filterset_class(self, self.get_queryset())
+                names += filterset.base_filters if filterset else []
+            else:
+                names += [p["name"] for p in backend.get_schema_operation_parameters(self)]
+        if self.paginator is not None:
+            names += [p["name"] for p in self.paginator.get_schema_operation_parameters(self)]
+        return [*names, api_settings.URL_FORMAT_OVERRIDE]
+
     @extend_schema(
         request=None,
         responses={200: HistoryEntrySerializer(many=True), 404: NOT_FOUND},
@@ -185,12 +205,7 @@ class ScheduledEventViewSet(BulkActions, FrameworkViewDefaults, viewsets.ReadOnl
             queryset=self.bulk_queryset(),
             request=self.request,
         )
-        unknown = sorted(set(body["filter"]) - set(filterset.filters))
-        if unknown:
-            accepted = ", ".join(filterset.filters)
-            raise serializers.ValidationError(
-                {"filter": f"Unknown filter {', '.join(unknown)}; accepted: {accepted}."}
-            )
+        refuse_unknown(body["filter"], filterset.filters, field="filter")
         if not filterset.is_valid():
             raise serializers.ValidationError({"filter": filterset.errors})
         # A filter of only empty values would make django-filter select every row.
@@ -203,6 +218,19 @@ class ScheduledEventViewSet(BulkActions, FrameworkViewDefaults, viewsets.ReadOnl
     def bulk_queryset(self) -> QuerySet[ScheduledEvent]:
         # Bulk updates need a plain selection: no select_related joins, no ordering.
         return self.get_queryset().select_related(None).prefetch_related(None).order_by()
+
+
+def refuse_unknown(given: Iterable[str], accepted: Iterable[str], *, field: str | None) -> None:
+    """A 400 naming the unknown filters and the accepted ones: under `field` (a bulk body's
+    "filter"), else under each unknown query parameter."""
+    accepted = [name for name in accepted if name]
+    unknown = sorted(set(given) - set(accepted))
+    if not unknown:
+        return
+    message = f"Unknown filter {', '.join(unknown)}; accepted: {', '.join(accepted)}."
+    raise serializers.ValidationError(
+        {field: message} if field else {name: [message] for name in unknown}
+    )
 
 
 def filter_querydict(selection: dict[str, Any]) -> QueryDict:

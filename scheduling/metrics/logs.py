@@ -1,4 +1,8 @@
-"""The logs' side: the sweep's line for each published batch, and no line for an idle tick."""
+"""The logs' side: the sweep's line for each published batch, and no line for an idle tick:
+the sweep task's "received" line is quieted at its source (its strategy); the "succeeded" line
+of an idle tick and beat's "sending" line, which Celery logs on its own loggers with no switch
+per task, are dropped by QuietIdleSweeps on those loggers. SCHEDULING_QUIET_IDLE_SWEEPS = False
+turns both off: Celery's loggers are then untouched."""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from celery.worker.strategy import default as default_strategy
+
+from scheduling.conf import scheduling_settings
 from scheduling.models import ScheduledEvent
 
 sweep_log = logging.getLogger("scheduling.sweep")  # the batch line belongs to the sweep's log
@@ -37,15 +44,24 @@ def log_published(model_label: str, lateness: list[float], ids: BatchIds) -> Non
     )
 
 
-class QuietIdleSweeps(logging.Filter):
-    """Drops Celery's INFO lines about `scheduling.sweep` ticks that delivered nothing, and
-    beat's line for sending each tick.
+def sweep_strategy(task: Any, app: Any, consumer: Any, **options: Any) -> Any:
+    """The sweep task's worker strategy (its `Strategy`): Celery's own, whose "Task
+    scheduling.sweep[...] received" line, one per tick of every model, goes to the framework's
+    `scheduling.sweep` logger at DEBUG while SCHEDULING_QUIET_IDLE_SWEEPS is on. Nothing is known
+    of a tick when it arrives; what it publishes the sweep logs itself."""
+    if scheduling_settings().quiet_idle_sweeps:
+        options["info"] = sweep_log.debug
+    return default_strategy(task, app, consumer, **options)
 
-    A worker logs "Task ... received" and "Task ... succeeded ...: {...}" for every task: with
-    beat ticking every model every second, that is a dozen lines a second on an idle system.
-    "received" is dropped for every sweep tick (nothing is known yet); "succeeded" is kept when
-    the sweep changed a row. What a sweep publishes is logged by the sweep itself, one line per
-    batch, with the event ids.
+
+class QuietIdleSweeps(logging.Filter):
+    """Drops Celery's INFO line about a `scheduling.sweep` tick that delivered nothing, and
+    beat's line for sending each tick; every other record passes.
+
+    A worker logs "Task ... succeeded ...: {...}" for every task: with beat ticking every model
+    every second, that is lines every second on an idle system. The line is kept when the sweep
+    changed a row. What a sweep publishes is logged by the sweep itself, one line per batch,
+    with the event ids.
     """
 
     ACTIVITY = ("delivered", "expired", "failed", "retrying", "requeued")
@@ -57,11 +73,9 @@ class QuietIdleSweeps(logging.Filter):
             return record.levelno != logging.INFO or "scheduling.sweep" not in context
         if record.levelno != logging.INFO or not isinstance(context, dict):
             return True
-        if context.get("name") != "scheduling.sweep":
+        if context.get("name") != "scheduling.sweep" or "return_value" not in context:
             return True
-        if "return_value" in context:
-            return self._did_something(context["return_value"])
-        return record.name != "celery.worker.strategy"  # drops "received"
+        return self._did_something(context["return_value"])
 
     def _did_something(self, text: object) -> bool:
         try:
@@ -73,9 +87,15 @@ class QuietIdleSweeps(logging.Filter):
         return bool(result.get("error")) or any(result.get(key) for key in self.ACTIVITY)
 
 
+# Celery logs a task's end and beat's sending on its own loggers, with no switch per task.
+CELERY_TICK_LOGGERS = ("celery.app.trace", "celery.beat")
+
+
 def quiet_idle_sweeps() -> None:
-    """From SchedulingConfig.ready(): on the loggers Celery reports each task's receipt and end."""
-    for name in ("celery.app.trace", "celery.worker.strategy", "celery.beat"):
+    """From SchedulingConfig.ready() while SCHEDULING_QUIET_IDLE_SWEEPS is on: the filter on
+    the two loggers where Celery reports a tick (the "received" line is the sweep task's own
+    strategy's)."""
+    for name in CELERY_TICK_LOGGERS:
         logger = logging.getLogger(name)
         if not any(isinstance(f, QuietIdleSweeps) for f in logger.filters):
             logger.addFilter(QuietIdleSweeps())
