@@ -25,6 +25,7 @@ REFUSED = {
     conf.a_string: 3,
     conf.a_rate: "lots",
     conf.task_patterns: "billing.*",
+    conf.a_flag: "no",
 }
 
 
