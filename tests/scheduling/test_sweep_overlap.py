@@ -19,7 +19,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_backlog_is_published_once_over_two_connections(broker):
     pks = make_due_pings(95)
 
-    result = sweep(ScheduledPing)
+    # A budget no loaded machine runs out of: the claim here is about correctness, not speed.
+    result = sweep(ScheduledPing, time_budget=120)
 
     assert (result.delivered, result.failed, result.drained) == (95, 0, True)
     published = queued_task_ids(broker, "testapp")
