@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 INTERVAL = 1.0  # the sweep loop's tick
 PUBLISH_TIMEOUT = 1.0
+SLACK = 2.0  # seconds a loaded machine may add to one tick
 BATCH = 500
 FAILED = "error=broker did not take the batch"
 
@@ -95,9 +96,11 @@ def test_a_broker_outage_fails_publishing_fast_loses_nothing_and_recovers_within
         recovered_after=recovered_after,
     )
     assert tail.process.returncode == 0, output
-    # Bounded: each attempt ends within the publish timeout, and the loop keeps ticking.
-    assert failed_after <= INTERVAL + PUBLISH_TIMEOUT + 1.0
-    assert longest_gap <= INTERVAL + PUBLISH_TIMEOUT + 1.0
+    # Bounded: each attempt ends within the publish timeout, and the loop keeps ticking. The
+    # slack is for the machine, not the code: on two shared cores one tick of a 30 s outage was
+    # once 1.4 s late (a hang would be the whole outage).
+    assert failed_after <= INTERVAL + PUBLISH_TIMEOUT + SLACK
+    assert longest_gap <= INTERVAL + PUBLISH_TIMEOUT + SLACK
     assert recovered_after <= 2 * INTERVAL, "delivery did not resume within two ticks"
     assert verdict.complete, verdict.summary()
     if outage == "stopped":
