@@ -7,6 +7,7 @@ sweep.py and the publishing package; a row only says what it publishes (outgoing
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, ClassVar, Self
 
 from django.apps import apps
@@ -16,10 +17,12 @@ from django.db.models import Q
 from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
+from scheduling import quiet_rows
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
 from scheduling.policy import own_or_setting, validate_policy
 from scheduling.querysets import LateRetryError, ScheduledEventQuerySet
+from scheduling.quiet import QuietHours, validate_quiet_hours
 from scheduling.states import LIFECYCLE_STATES, Status
 from scheduling.times import (
     OUT_OF_RANGE,
@@ -86,6 +89,11 @@ class ScheduledEvent(models.Model):
       model's retry policy; None (the default) takes SCHEDULING_MAX_ATTEMPTS,
       SCHEDULING_RETRY_BACKOFF, SCHEDULING_RETRY_BACKOFF_MAX, SCHEDULING_HANDLING_TIMEOUT.
       The framework reads them through get_max_attempts() and the like.
+    - quiet_hours: spans in which its rows are not delivered (scheduling.quiet: an object
+      with excluded_span(at) such as DailyQuietHours, or a function of the row returning one
+      or None); quiet_policy: "deliver_at_end" (default), "fold" (one per quiet_fold_by
+      entity, the latest wins) or "skip"; quiet_related: select_related paths quiet_hours
+      reads. Applied as rows are created (bulk_create, save) and moved (docs/adding-scheduling.md).
     """
 
     Status = Status
@@ -118,6 +126,10 @@ class ScheduledEvent(models.Model):
     retry_backoff: ClassVar[float | None] = None
     retry_backoff_max: ClassVar[float | None] = None
     handling_timeout: ClassVar[float | None] = None
+    quiet_hours: ClassVar[QuietHours | None] = None
+    quiet_policy: ClassVar[str] = "deliver_at_end"
+    quiet_fold_by: ClassVar[tuple[str, ...]] = ()
+    quiet_related: ClassVar[tuple[str, ...]] = ()
     # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
     # e.g. "purchase__customer__email"), unless the model's admin lists its own.
     search_fields: ClassVar[tuple[str, ...]] = ()
@@ -134,7 +146,11 @@ class ScheduledEvent(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         require_aware(self.due_at, "due_at")
-        super().save(*args, **kwargs)
+        if self._state.adding and self.quiet_hours is not None:  # held, folded or skipped
+            insert = partial(super().save, *args, **kwargs)
+            quiet_rows.create(type(self), [self], insert, using=kwargs.get("using"))
+        else:
+            super().save(*args, **kwargs)
 
     @classmethod
     def check(cls, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -290,6 +306,7 @@ def _failed_index(model: type[ScheduledEvent]) -> models.Index:
 def refuse_a_bad_retry_policy(sender: type[models.Model], **kwargs: Any) -> None:
     if issubclass(sender, ScheduledEvent) and not sender._meta.abstract:
         validate_policy(sender)
+        validate_quiet_hours(sender)
 
 
 @receiver(class_prepared)

@@ -8,12 +8,14 @@ history entry (scheduling.history.bulk); elsewhere one transaction does.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, Self, TypeVar
 
 from django.db import IntegrityError, connections, models, transaction
 from django.db.models import F, Lookup, Q
 from django.db.models.functions import Coalesce, Now
 
+from scheduling import quiet_rows
 from scheduling.history import bulk
 from scheduling.history.models import Kind
 from scheduling.states import LIFECYCLE_STATES, Status
@@ -72,13 +74,13 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         due_at = storable_utc(require_aware(due_at, "due_at"))
         rows = self._pending_for_update().exclude(due_at=due_at)
         change = bulk.moved("reschedule", due_at=due_at, business_due_at=None, **_bumped())
-        return bulk.apply(rows, change)
+        return rows._move(change)
 
     def reschedule_with(self, how: str, **values: Any) -> int:
         """A move whose values the caller computes (e.g. a per-row due time from a Case), on
         the rows selected as they are (the caller keeps its own status conditions on this
         table). Recorded as `rescheduled` with `how`, or `cancelled` for rows it cancels."""
-        return bulk.apply(self, bulk.moved(how, **values))
+        return self._move(bulk.moved(how, **values))
 
     def shift(self, delta: timedelta) -> int:
         if not isinstance(delta, timedelta):
@@ -95,7 +97,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         )
         try:
             with transaction.atomic(using=self.db):  # a savepoint: a refused shift leaves the
-                return bulk.apply(self._pending_for_update(), change)  # caller usable
+                return self._pending_for_update()._move(change, shifted_by=delta)  # caller usable
         except IntegrityError as exc:
             if due_range_constraint_name(self.model) not in str(exc):
                 raise
@@ -145,7 +147,23 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         objs = list(objs)
         for obj in objs:
             require_aware(obj.due_at, "due_at")
-        return super().bulk_create(objs, *args, **kwargs)
+        if not quiet_rows.has_quiet_hours(self.model):
+            return super().bulk_create(objs, *args, **kwargs)
+        insert = partial(super().bulk_create, objs, *args, **kwargs)
+        quiet_rows.create(self.model, objs, insert, using=self.db)
+        return objs
+
+    # --- quiet hours (scheduling/quiet_rows.py): moved rows that land in a quiet span -------
+
+    def _move(self, change: bulk.Change, *, shifted_by: timedelta | None = None) -> int:
+        """bulk.apply(self, change), then, for a model with quiet hours, its policy applied to
+        the moved rows in the same transaction. A model without pays nothing more."""
+        if not quiet_rows.has_quiet_hours(self.model):
+            return bulk.apply(self, change)
+        with transaction.atomic(using=self.db):
+            moved = bulk.changed_rows(self, change)
+            quiet_rows.after_move(self.model, moved, using=self.db, shifted_by=shifted_by)
+        return len(moved)
 
     def _pending_for_update(self) -> Self:
         return self._rows_for_update(Q(status=Status.PENDING))

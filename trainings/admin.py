@@ -37,7 +37,8 @@ class PlayerInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ("name",)
+    list_display = ("name", "timezone", "quiet_hours")
+    list_filter = ("quiet_hours",)
     search_fields = ("name",)
     inlines = (PlayerInline,)
 

@@ -1,6 +1,7 @@
 """MyCoach's domain: teams, players, trainings, and the reminders scheduled around them."""
 
-from datetime import datetime
+from datetime import datetime, time
+from functools import lru_cache
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -8,12 +9,27 @@ from django.db import models
 from django.db.models import F, Q
 
 from scheduling.models import ScheduledEvent
+from scheduling.quiet import DailyQuietHours, QuietPolicy, validate_time_zone
 from trainings import ladder
 from trainings.kinds import InvitationStatus, NotificationKind, Phase
+
+# No push between 22:00 and 07:00 in the team's time zone.
+NIGHT_START, NIGHT_END = time(22), time(7)
 
 
 class Team(models.Model):
     name = models.CharField(max_length=200)
+    timezone = models.CharField(
+        max_length=64,
+        default="UTC",
+        validators=[validate_time_zone],
+        help_text="IANA time zone name, e.g. Europe/Paris: the team's quiet hours are in it.",
+    )
+    quiet_hours = models.BooleanField(
+        default=True,
+        help_text="No reminder is pushed between 22:00 and 07:00 in the team's time zone: "
+        "those due then go at 07:00, post-training ones folded into one.",
+    )
 
     class Meta:
         ordering = ("name", "pk")
@@ -167,6 +183,16 @@ class PushResult(models.Model):
         return f"{self.event_id} to {self.player}: {self.status}"
 
 
+@lru_cache(maxsize=128)
+def night_in(zone: str) -> DailyQuietHours:
+    return DailyQuietHours(start=NIGHT_START, end=NIGHT_END, tz=zone)
+
+
+def team_quiet_hours(row: "ScheduledTrainingNotification") -> DailyQuietHours | None:
+    team = row.training.team
+    return night_in(team.timezone) if team.quiet_hours else None
+
+
 class ScheduledTrainingNotification(ScheduledEvent):
     # No index of its own: the rung constraint below leads with training and serves its lookups,
     # and every index costs each move and each mark-delivered an extra insert per row.
@@ -179,6 +205,12 @@ class ScheduledTrainingNotification(ScheduledEvent):
     handler_task = "trainings.send_training_reminder"
     queue = "trainings"
     related_for_event = ("training",)
+    # Reminders due in the team's night go at 07:00, one per training and kind (the latest
+    # rung: post-training ones fold into one); one that would be late by then is cancelled.
+    quiet_hours = staticmethod(team_quiet_hours)
+    quiet_policy = QuietPolicy.FOLD
+    quiet_fold_by = ("training", "kind")
+    quiet_related = ("training__team",)
     # A team's reminders, or every reminder a player's team was sent, one admin search away.
     search_fields = ("training__team__name", "training__team__players__name")
 

@@ -23,6 +23,7 @@ from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
 from scheduling.models import ScheduledEventQuerySet, Status, require_aware, storable_utc
+from scheduling.quiet import cancelled_for_quiet_hours
 from trainings import ladder
 from trainings.kinds import PHASE_OF_KIND, InvitationStatus, NotificationKind, Phase
 from trainings.models import (
@@ -208,7 +209,8 @@ def message_for(notification: ScheduledTrainingNotification) -> tuple[str, str]:
     if notification.kind == NotificationKind.INVITATION:
         return "Will you attend?", f"Training on {starts}: please accept or decline."
     if notification.kind == NotificationKind.PRE_QUESTIONNAIRE:
-        minutes = int(-notification.offset.total_seconds() // 60)
+        # From the time it goes out: quiet hours may have held it past its rung's time.
+        minutes = int((training.start_at - notification.due_at).total_seconds() // 60)
         return (
             "Questionnaire before your training",
             f"Your training starts in {minutes} minutes ({starts}). Please answer the questionnaire.",
@@ -271,10 +273,14 @@ def ladder_rows(training: Training, *, now: datetime) -> list[ScheduledTrainingN
 def add_missing_rungs(training: Training, *, now: datetime) -> None:
     """After a move: the future rungs a training never had (say, past when it was created)."""
     full = sum(len(ladder.OFFSETS[kind]) for kind in enabled_kinds(training))
-    if reminders_of(training).count() >= full:
+    existing = set(reminders_of(training).values_list("kind", "offset"))
+    if len(existing) >= full:
         return  # the common case: every rung exists already
+    # Not ignore_conflicts, which gives no pks back for quiet hours' history: the training's
+    # row lock (training_move) keeps a concurrent move from adding the same rungs.
+    rows = ladder_rows(training, now=now)
     ScheduledTrainingNotification.objects.bulk_create(
-        ladder_rows(training, now=now), ignore_conflicts=True
+        [row for row in rows if (row.kind, row.offset) not in existing]
     )
 
 
@@ -293,13 +299,17 @@ def move_pending_rows(training: Training, *, now: datetime, revive: bool = True)
 
     A rung the move puts in the past is cancelled rather than sent late, as it would not have
     been created for a training at these times. With `revive`, a rung an earlier move
-    cancelled that way is pending again if this move puts it back in the future.
+    cancelled that way, or quiet hours folded or skipped, is pending again if this move puts
+    it back in the future.
     """
     due = new_due_at(training)
     in_future: GreaterThan[datetime] = GreaterThan(due, Value(now, output_field=DateTimeField()))
     movable = Q(status=Status.PENDING)
     if revive:
-        movable |= Q(in_future, status=Status.CANCELLED, cancel_reason=MOVED_INTO_THE_PAST)
+        # Rows the earlier times put in the past, or quiet hours folded or skipped: the new
+        # times decide again (quiet hours apply to the moved rows after this UPDATE).
+        cancelled_by_times = Q(status=Status.CANCELLED, cancel_reason=MOVED_INTO_THE_PAST)
+        movable |= Q(in_future) & (cancelled_by_times | cancelled_for_quiet_hours())
     # Status stays a condition on the updated table itself, so PostgreSQL re-checks it on a
     # row a concurrent sweep has locked (a delivered row is never moved).
     rows = reminders_of(training).filter(movable).exclude(due_at=due)

@@ -61,18 +61,31 @@ SELECT %s, changed.id, statement_timestamp(),
            THEN jsonb_build_object('reason', changed.cancel_reason) ELSE '{{}}'::jsonb END
 FROM changed JOIN chosen ON chosen.id = changed.id
 """
+RETURNING_ROWS = "RETURNING row_id"
 
 
 def apply(rows: models.QuerySet[Any], change: Change) -> int:
     """Apply `change` to `rows` (already narrowed to the rows it may touch); the count."""
+    count: int = _apply(rows, change, returning=False)
+    return count
+
+
+def changed_rows(rows: models.QuerySet[Any], change: Change) -> list[Any]:
+    """apply(), returning the pks of the rows it changed."""
+    changed: list[Any] = _apply(rows, change, returning=True)
+    return changed
+
+
+def _apply(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:
     # One statement needs no savepoint of its own; a transaction, for FOR UPDATE.
     with transaction.atomic(using=rows.db, savepoint=False):
         if connections[rows.db].vendor == "postgresql":
-            return _apply_in_one_statement(rows, change)
-        return _apply_in_steps(rows, change)
+            return _apply_in_one_statement(rows, change, returning=returning)
+        changed = _apply_in_steps(rows, change)
+        return changed if returning else len(changed)
 
 
-def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change) -> int:
+def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:
     connection = connections[rows.db]
     quote = connection.ops.quote_name
     model = rows.model
@@ -82,7 +95,7 @@ def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change) -> int:
     try:
         chosen_sql, chosen_params = chosen.query.get_compiler(using=rows.db).as_sql()
     except EmptyResultSet:  # e.g. pk__in=[]: nothing can change
-        return 0
+        return [] if returning else 0
     update_sql, update_params = _update_sql(model, change.values, rows.db)
     sql = CHANGE_WITH_HISTORY.format(
         chosen=chosen_sql,
@@ -94,10 +107,11 @@ def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change) -> int:
     )
     entry = [model._meta.label_lower, change.kind.value, current_actor()]
     params = [*chosen_params, *update_params, *entry, orjson.dumps(change.detail).decode()]
+    if returning:
+        sql += RETURNING_ROWS
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        count: int = cursor.rowcount
-    return count
+        return [row_id for (row_id,) in cursor.fetchall()] if returning else cursor.rowcount
 
 
 def _update_sql(model: type[models.Model], values: dict[str, Any], using: str) -> tuple[str, Any]:
@@ -106,19 +120,19 @@ def _update_sql(model: type[models.Model], values: dict[str, Any], using: str) -
     return query.get_compiler(using=using).as_sql()
 
 
-def _apply_in_steps(rows: models.QuerySet[Any], change: Change) -> int:
+def _apply_in_steps(rows: models.QuerySet[Any], change: Change) -> list[Any]:
     before = {
         pk: (due_at, status)
         for pk, due_at, status in rows.select_for_update().values_list("pk", "due_at", "status")
     }
     manager = rows.model._default_manager.using(rows.db)
-    count = manager.filter(pk__in=list(before)).update(**change.values)
+    manager.filter(pk__in=list(before)).update(**change.values)
     after = manager.filter(pk__in=list(before)).values_list(
         "pk", "attempts", "version", "due_at", "business_due_at", "status", "cancel_reason"
     )
     entries = [_entry(rows.model, change, before[row[0]], *row) for row in after]
     EventHistory.objects.using(rows.db).bulk_create(entries)
-    return count
+    return list(before)
 
 
 def _entry(

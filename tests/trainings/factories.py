@@ -11,6 +11,9 @@ class TeamFactory(factory.django.DjangoModelFactory):
         model = Team
 
     name = factory.Sequence(lambda n: f"team-{n}")
+    # Off unless a test asks: the ladder's tests count rungs in UTC evenings, and the delivery
+    # tests run on the real clock, at any hour. tests/trainings/test_quiet_hours.py turns it on.
+    quiet_hours = False
 
 
 class PlayerFactory(factory.django.DjangoModelFactory):

@@ -21,7 +21,7 @@ MOVABLE_FIELDS = ("start_at", "end_at")
 class TeamSerializer(serializers.ModelSerializer):
     class Meta:
         model = Team
-        fields = ("id", "name")
+        fields = ("id", "name", "timezone", "quiet_hours")
 
 
 class PlayerSerializer(serializers.ModelSerializer):
