@@ -160,7 +160,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         the moved rows in the same transaction. A model without pays nothing more."""
         if not quiet_rows.has_quiet_hours(self.model):
             return bulk.apply(self, change)
-        with transaction.atomic(using=self.db):
+        with transaction.atomic(using=self.db, savepoint=False):  # one with the move
             moved = bulk.changed_rows(self, change)
             quiet_rows.after_move(self.model, moved, using=self.db, shifted_by=shifted_by)
         return len(moved)

@@ -87,7 +87,7 @@ def create(
     model: type[Any], rows: Sequence[Any], insert: Callable[[], Any], *, using: str | None = None
 ) -> None:
     """Insert `rows` (unsaved) through `insert`, their quiet hours applied."""
-    with transaction.atomic(using=using):
+    with transaction.atomic(using=using, savepoint=False):  # one with the insert
         decided = [(row, decision) for row in rows if (decision := _before_insert(model, row))]
         insert()
         inserted = [(row, decision) for row, decision in decided if row.pk is not None]

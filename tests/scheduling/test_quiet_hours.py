@@ -23,8 +23,8 @@ NIGHTS = DailyQuietHours(start=time(22), end=time(7), tz="Europe/Paris")
 HELD = "held for quiet hours until 07:00 (Europe/Paris)"
 
 
-def paris(*args: int) -> datetime:
-    return datetime(*args, tzinfo=PARIS).astimezone(UTC)  # type: ignore[misc]
+def paris(*args):
+    return datetime(*args, tzinfo=PARIS).astimezone(UTC)
 
 
 EVENING = paris(2030, 6, 12, 21, 0)

@@ -21,8 +21,12 @@ PRE, POST, INVITATION = NotificationKind
 PARIS = ZoneInfo("Europe/Paris")
 
 
-def paris(*args: int) -> datetime:
-    return datetime(*args, tzinfo=PARIS)  # type: ignore[misc]
+def paris(*args):
+    return datetime(*args, tzinfo=PARIS)
+
+
+EVENING = {"start_at": paris(2026, 12, 3, 20, 30), "end_at": paris(2026, 12, 3, 22, 0)}
+AFTERNOON = {"start_at": paris(2026, 12, 3, 14, 0), "end_at": paris(2026, 12, 3, 15, 30)}
 
 
 @pytest.fixture
@@ -38,9 +42,7 @@ def rows(training, kind, **filters):
 
 @pytest.mark.django_db
 def test_post_training_reminders_of_an_evening_training_fold_into_one_at_seven(paris_team, frozen):
-    training = training_create(
-        team=paris_team, start_at=paris(2026, 12, 3, 20, 30), end_at=paris(2026, 12, 3, 22, 0)
-    )
+    training = training_create(team=paris_team, **EVENING)
 
     (kept,) = rows(training, POST, status=Status.PENDING)
     assert kept.due_at == paris(2026, 12, 4, 7, 0)
@@ -88,22 +90,16 @@ def test_a_reminder_held_past_the_start_is_cancelled_instead(paris_team, frozen)
 @pytest.mark.django_db
 def test_a_team_without_quiet_hours_gets_its_reminders_in_the_night(frozen):
     team = TeamFactory(timezone="Europe/Paris", quiet_hours=False)
-    training = training_create(
-        team=team, start_at=paris(2026, 12, 3, 20, 30), end_at=paris(2026, 12, 3, 22, 0)
-    )
+    training = training_create(team=team, **EVENING)
 
     assert rows(training, POST, status=Status.PENDING).count() == 12
 
 
 @pytest.mark.django_db
 def test_moving_a_training_out_of_the_evening_brings_the_folded_reminders_back(paris_team, frozen):
-    training = training_create(
-        team=paris_team, start_at=paris(2026, 12, 3, 20, 30), end_at=paris(2026, 12, 3, 22, 0)
-    )
+    training = training_create(team=paris_team, **EVENING)
 
-    training_move(
-        training=training, start_at=paris(2026, 12, 3, 14, 0), end_at=paris(2026, 12, 3, 15, 30)
-    )
+    training_move(training=training, **AFTERNOON)
 
     post = rows(training, POST)
     assert set(post.values_list("status", flat=True)) == {Status.PENDING}
@@ -115,13 +111,9 @@ def test_moving_a_training_out_of_the_evening_brings_the_folded_reminders_back(p
 
 @pytest.mark.django_db
 def test_moving_a_training_into_the_evening_folds_its_reminders(paris_team, frozen):
-    training = training_create(
-        team=paris_team, start_at=paris(2026, 12, 3, 14, 0), end_at=paris(2026, 12, 3, 15, 30)
-    )
+    training = training_create(team=paris_team, **AFTERNOON)
 
-    training_move(
-        training=training, start_at=paris(2026, 12, 3, 20, 30), end_at=paris(2026, 12, 3, 22, 0)
-    )
+    training_move(training=training, **EVENING)
 
     (kept,) = rows(training, POST, status=Status.PENDING)
     assert (kept.due_at, kept.business_due_at) == (

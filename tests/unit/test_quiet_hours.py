@@ -20,12 +20,12 @@ PARIS = ZoneInfo("Europe/Paris")
 NIGHTS = DailyQuietHours(start=time(22), end=time(7), tz="Europe/Paris")
 
 
-def paris(*args: int, fold: int = 0) -> datetime:
-    return datetime(*args, tzinfo=PARIS, fold=fold)  # type: ignore[misc]
+def paris(*args, fold=0):
+    return datetime(*args, tzinfo=PARIS, fold=fold)
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(*args):
+    return datetime(*args, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
