@@ -114,6 +114,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     }
     showAlarmSummary(payload.in_alarm);
+    root.dataset.generatedAt = payload.generated_at; // which figures are on screen
     const at = new Date(payload.generated_at).toLocaleTimeString();
     status.textContent = `Figures as of ${at}; they refresh every ${payload.refresh_seconds} s.`;
     status.classList.remove("stale");
