@@ -58,9 +58,9 @@ def model_alarms(
     model: type[ScheduledEvent] = rows.model
     not_handled = None
     if model.get_awaits_handling():
-        # The snapshot's count is the cheap probe: no query when nothing awaits handling.
-        waiting = health.not_handled_in_time(rows, now) if snapshot.awaiting_handling else None
-        not_handled = waiting[: metrics.COUNT_CAP].count() if waiting is not None else 0
+        not_handled = 0
+        if snapshot.awaiting_handling:  # the snapshot's count is the probe: no query for none
+            not_handled = health.not_handled_in_time(rows, now)[: metrics.COUNT_CAP].count()
     late = health.is_late(snapshot.oldest_due_seconds) if snapshot.due_now else False
     return ModelAlarms(
         late_seconds=snapshot.oldest_due_seconds if late else None,
