@@ -16,10 +16,9 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from scheduling import metrics
+from scheduling import health, metrics
 from scheduling.conf import scheduling_settings
 from scheduling.locks import redis_client_for_locks
-from scheduling.registry import scheduled_models
 
 
 def _check_database() -> str:
@@ -77,13 +76,11 @@ def _late_models() -> list[str]:
     Nothing due is healthy, even with no sweeper running: that is the silent-sweeper alert's
     business (docs/operations.md), not a reason to take the web out of a load balancer.
     """
-    limit = scheduling_settings().health_max_lateness
-    late = []
-    for model in scheduled_models():
-        seconds = metrics.oldest_due_seconds(model)
-        if seconds > limit:
-            late.append(f"{model._meta.label_lower} {seconds:.0f} s > {limit:g} s")
-    return late
+    limit = health.max_lateness()
+    return [
+        f"{model._meta.label_lower} {seconds:.0f} s > {limit:g} s"
+        for model, seconds in health.late_models()
+    ]
 
 
 class PrometheusText(BaseRenderer):

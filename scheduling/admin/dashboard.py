@@ -30,6 +30,7 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from scheduling import metrics
+from scheduling.admin.alarms import Backlog, expected_backlog, model_alarms
 from scheduling.admin.views import prepend_urls
 from scheduling.models import ScheduledEvent
 from scheduling.registry import scheduled_models
@@ -99,7 +100,12 @@ def dashboard_payload(
         if site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
     ]
     models.sort(key=busiest_first)
-    return {"generated_at": now.isoformat(), "refresh_seconds": REFRESH_SECONDS, "models": models}
+    return {
+        "generated_at": now.isoformat(),
+        "refresh_seconds": REFRESH_SECONDS,
+        "in_alarm": sum(1 for figures in models if figures["alarms"]),
+        "models": models,
+    }
 
 
 def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datetime) -> dict:
@@ -111,6 +117,8 @@ def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datet
         f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site.name
     )
     awaits = model.get_awaits_handling()
+    alarms = model_alarms(model.objects.all(), snapshot, now)
+    backlog = expected_backlog(model, metrics.due_rows(model, snapshot.due_now), hour, now)
     return {
         "model": opts.label_lower,
         "label": f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
@@ -120,6 +128,10 @@ def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datet
         "failed_rows": snapshot.failed_rows,
         # None: the model's events end at publishing, nothing awaits a handler.
         "awaiting_handling": snapshot.awaiting_handling if awaits else None,
+        "late": alarms.late_seconds is not None,
+        "not_handled_in_time": alarms.not_handled,
+        "alarms": alarms.labels,
+        "backlog": backlog_figures(backlog),
         "last_hour": totals(hour),
         "last_day": totals(day),
         "minutes": series(hour),
@@ -132,10 +144,20 @@ def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datet
     }
 
 
-def busiest_first(figures: dict[str, Any]) -> tuple[int, str]:
-    """Models with something to look at (traffic, a backlog, failures) first, then by name."""
+def backlog_figures(backlog: Backlog) -> dict[str, Any]:
+    return {
+        "rows": backlog.rows,
+        "pace_per_second": round(backlog.pace, 3),
+        "done_at": backlog.done_at.isoformat() if backlog.done_at else None,
+        "text": backlog.text,
+    }
+
+
+def busiest_first(figures: dict[str, Any]) -> tuple[int, int, str]:
+    """Models in alarm first, then those with something to look at (traffic, a backlog,
+    failures), then by name."""
     activity = figures["last_day"]["published"] + figures["pending"] + figures["failed_rows"]
-    return (0 if activity else 1, figures["label"])
+    return (0 if figures["alarms"] else 1, 0 if activity else 1, figures["label"])
 
 
 def totals(buckets: Sequence[metrics.MinuteBucket]) -> dict[str, int]:

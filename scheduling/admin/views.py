@@ -1,4 +1,6 @@
-"""The "needs attention" page: the failed rows of every scheduled model, on one admin page.
+"""The "needs attention" page, for every scheduled model on one admin page: late models (the
+oldest due row past SCHEDULING_HEALTH_MAX_LATENESS, as /healthz), rows not handled within the
+handling timeout (a stalled worker), and failed rows.
 
 `attention_urls(site)` are its URL patterns, at `<admin>/scheduling/attention/` (URL name
 `admin:scheduling_attention`): a SchedulingAdminSiteMixin site lists them in its get_urls;
@@ -18,8 +20,12 @@ from django.contrib.admin.utils import quote
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, URLResolver, path, reverse
+from django.utils import timezone
+from django.utils.http import urlencode
 from django.utils.text import Truncator, capfirst
 
+from scheduling import health, metrics
+from scheduling.admin.alarms import ModelAlarms, model_alarms
 from scheduling.models import ScheduledEvent, ScheduledEventQuerySet
 from scheduling.registry import scheduled_models
 
@@ -45,6 +51,18 @@ class ModelAttention:
     rows: list[FailedRow]
     failed_url: str
     awaiting_url: str
+    alarms: ModelAlarms
+    due: int  # due pending rows (counted up to COUNT_CAP)
+    due_url: str  # the changelist of the rows due at the page's time
+    not_handled_url: str  # the changelist of the rows past the handling timeout
+
+    @property
+    def late(self) -> bool:
+        return self.alarms.late_seconds is not None
+
+    @property
+    def not_handled(self) -> int:
+        return self.alarms.not_handled or 0
 
 
 def prepend_urls(
@@ -78,24 +96,29 @@ def attention_urls(site: admin.AdminSite) -> list[URLPattern | URLResolver]:
 def attention_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
     """Staff only (the site's admin_view); each model only for users who may view it."""
     request.current_app = site.name
+    now = timezone.now()
     groups = [
-        model_attention(request, site, model)
+        model_attention(request, site, model, now)
         for model in scheduled_models()
         if site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
     ]
-    groups.sort(key=lambda group: (-group.failed, group.label))
+    groups.sort(key=lambda group: (-group.late, -group.not_handled, -group.failed, group.label))
     context = {
         **site.each_context(request),
         "title": "Needs attention",
         "groups": groups,
+        "late": [group for group in groups if group.late],
+        "not_handled": [group for group in groups if group.not_handled],
         "failing": [group for group in groups if group.failed],
         "row_limit": ATTENTION_ROWS,
+        "max_lateness": health.max_lateness(),
+        "count_cap": metrics.COUNT_CAP,
     }
     return TemplateResponse(request, "admin/scheduling/attention.html", context)
 
 
 def model_attention(
-    request: HttpRequest, site: admin.AdminSite, model: type[ScheduledEvent]
+    request: HttpRequest, site: admin.AdminSite, model: type[ScheduledEvent], now: datetime
 ) -> ModelAttention:
     # The ModelAdmin's own queryset: a host that narrows what its admin lists narrows this too.
     rows = cast(
@@ -107,6 +130,9 @@ def model_attention(
         f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site.name
     )
     newest = failed.order_by("-updated_at", "-pk")[:ATTENTION_ROWS]
+    # Lateness is the model's, as /healthz has it; the counts are of the rows this admin lists.
+    snapshot = metrics.snapshot(model)
+    alarms = model_alarms(rows, snapshot, now)
     return ModelAttention(
         model=opts.label_lower,
         label=f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
@@ -115,7 +141,18 @@ def model_attention(
         rows=[failed_row(row, site) for row in newest],
         failed_url=f"{changelist}?lifecycle=failed",
         awaiting_url=f"{changelist}?lifecycle=awaiting_handling",
+        alarms=alarms,
+        due=snapshot.due_now,
+        due_url=changelist + filtered(lifecycle="pending", due_at__lte=now),
+        not_handled_url=changelist
+        + filtered(lifecycle="awaiting_handling", delivered_at__lt=alarms.handling_deadline),
     )
+
+
+def filtered(**lookups: str | datetime) -> str:
+    """A changelist's query string; times in ISO 8601, which its lookups parse."""
+    values = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in lookups.items()}
+    return "?" + urlencode(values)
 
 
 def failed_row(row: ScheduledEvent, site: admin.AdminSite) -> FailedRow:

@@ -12,7 +12,7 @@ outage) and the scrape leaves the counters out rather than report zeros that wou
 counter reset.
 """
 
-from scheduling.metrics.gauges import COUNT_CAP, oldest_due_seconds, snapshot
+from scheduling.metrics.gauges import COUNT_CAP, due_rows, oldest_due_seconds, snapshot
 from scheduling.metrics.logs import QuietIdleSweeps, quiet_idle_sweeps
 from scheduling.metrics.prometheus import exposition
 from scheduling.metrics.store import (
@@ -29,6 +29,7 @@ __all__ = [
     "COUNT_CAP",
     "MinuteBucket",
     "QuietIdleSweeps",
+    "due_rows",
     "exposition",
     "not_recorded",
     "oldest_due_seconds",

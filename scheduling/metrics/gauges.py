@@ -56,12 +56,23 @@ def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
         cursor.execute(GAUGES_SQL.format(table=table, awaiting=awaiting), {"cap": COUNT_CAP})
         pending, due, oldest, failed, in_flight = cursor.fetchone()
         if pending >= COUNT_CAP:
-            pending = max(_estimated_pending(cursor, table), COUNT_CAP)
+            pending = max(_estimated_rows(cursor, table, "status = 'pending'"), COUNT_CAP)
     return ModelSnapshot(pending, due, max(float(oldest or 0), 0.0), failed, in_flight)
 
 
-def _estimated_pending(cursor: Any, table: str) -> int:
-    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE status = 'pending'")
+def due_rows(model: type[ScheduledEvent], counted: int) -> int:
+    """Pending rows already due: `counted` (a snapshot's `due_now`) below COUNT_CAP, else
+    PostgreSQL's estimate (at least the cap), so a backlog of millions reads as such."""
+    if counted < COUNT_CAP or connection.vendor != "postgresql":
+        return counted
+    table = connection.ops.quote_name(model._meta.db_table)
+    due = "status = 'pending' AND due_at <= statement_timestamp()"
+    with connection.cursor() as cursor:
+        return max(_estimated_rows(cursor, table, due), COUNT_CAP)
+
+
+def _estimated_rows(cursor: Any, table: str, where: str) -> int:
+    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {where}")
     plan = cursor.fetchone()[0]
     plan = json.loads(plan) if isinstance(plan, str) else plan
     return int(plan[0]["Plan"]["Plan Rows"])

@@ -1,5 +1,6 @@
 """The dashboard and the busiest lists in a real browser (Debian's Chromium, headless)."""
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -9,12 +10,14 @@ from django.utils import timezone
 from playwright.sync_api import sync_playwright
 
 from purchases.services import purchase_create
+from scheduling import metrics
 from scheduling.jobs.services import job_put
 from scheduling.models import Status
 from tests.conftest import ROOT, admin_browser_page
-from tests.factories import ScheduledPingFactory
+from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.ops_dashboard.conftest import record_an_hour
 from tests.purchases.factories import CustomerFactory, ReleaseFactory, TrackFactory
+from tests.testapp.models import Ping, ScheduledOnce
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
 SCREENSHOT = ROOT / "docs" / "dashboard.png"
@@ -48,8 +51,9 @@ def local(url: str) -> bool:
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_dashboard_draws_its_charts_from_local_assets_and_refreshes(
-    live_server, admin_user, chromium_path
+    live_server, admin_user, chromium_path, settings
 ):
+    settings.SCHEDULING_HEALTH_MAX_LATENESS = 600  # a calm day: the due row is not late yet
     record_an_hour()
     ScheduledPingFactory(due_at=timezone.now() - timedelta(seconds=40))
     ScheduledPingFactory(status=Status.FAILED)
@@ -80,6 +84,7 @@ def test_the_dashboard_draws_its_charts_from_local_assets_and_refreshes(
     assert "refresh every 10 s" in status
     assert "failed" not in status
     assert "Scheduled pings" in summary
+    assert "Late:" not in summary
     assert not bad(seen), bad(seen)
     assert any(url.endswith("/static/admincharts/chart.min.js") for _, url in seen)
     assert Path(SCREENSHOT).stat().st_size > 10_000
@@ -138,3 +143,82 @@ def test_the_api_docs_load_nothing_from_another_host(live_server, admin_user, ch
     assert [url for status, url in seen if status == CSP_BLOCKED] == [
         "https://cdn.redoc.ly/redoc/logo-mini.svg"
     ]
+
+
+ALARM_SCREENSHOT = ROOT / "docs" / "dashboard-alarm.png"
+ATTENTION_SCREENSHOT = ROOT / "docs" / "attention-alarm.png"
+PING_ROW = '#dashboard-summary tr[data-model="testapp.scheduledping"]'
+ONCE_ROW = '#dashboard-summary tr[data-model="testapp.scheduledonce"]'
+
+
+def a_stalled_worker() -> None:
+    """No worker and no sweeper: pings due minutes ago never swept, pings published 15 minutes
+    ago never handled; beside them a model whose backlog is being published."""
+    now = timezone.now()
+    make_due_pings(2, ago=timedelta(minutes=5))
+    published = now - timedelta(minutes=15)
+    ScheduledPingFactory.create_batch(
+        3, status=Status.DELIVERED, delivered_at=published, due_at=published
+    )
+    pings = Ping.objects.bulk_create(Ping(name=f"once-{i}") for i in range(600))
+    ScheduledOnce.objects.bulk_create(ScheduledOnce(ping=ping, due_at=now) for ping in pings)
+    # What a sweep publishing this model recorded a moment ago (outside a transaction: now).
+    metrics.record_published(ScheduledOnce, [ScheduledOnce(due_at=now)] * 120, cutoff=now)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_stalled_worker_shows_in_alarm_on_the_dashboard_and_needs_attention(
+    live_server, admin_user, chromium_path, settings
+):
+    settings.SCHEDULING_HEALTH_MAX_LATENESS = 60
+    settings.SCHEDULING_HANDLING_TIMEOUT = 600
+    a_stalled_worker()
+
+    # No ORM calls inside this block: Playwright's sync API runs an event loop in this thread.
+    with sync_playwright() as playwright:
+        browser, page = admin_browser_page(playwright, chromium_path, live_server.url)
+        page.set_viewport_size({"width": 1280, "height": 1000})
+        page.goto(f"{live_server.url}/admin/scheduling/dashboard/")
+        page.wait_for_function("window.Chart && Object.keys(Chart.instances).length > 0")
+        # The figures refreshed: the alarms below are the script's, not only the HTML's.
+        with page.expect_response(lambda r: "/dashboard/data/" in r.url, timeout=20_000) as data:
+            pass
+        shown = "at => document.getElementById('scheduling-dashboard').dataset.generatedAt === at"
+        page.wait_for_function(shown, arg=data.value.json()["generated_at"])
+        ping_class = page.get_attribute(PING_ROW, "class")
+        ping_tint = page.eval_on_selector(
+            f"{PING_ROW} > td", "e => getComputedStyle(e).backgroundColor"
+        )
+        once_tint = page.eval_on_selector(
+            f"{ONCE_ROW} > td", "e => getComputedStyle(e).backgroundColor"
+        )
+        ping_labels = page.inner_text(f"{PING_ROW} [data-alarms]")
+        ping_backlog = page.inner_text(f"{PING_ROW} [data-field='backlog.text']")
+        once_backlog = page.inner_text(f"{ONCE_ROW} [data-field='backlog.text']")
+        banner = page.inner_text("#dashboard-alarm-summary")
+        page.screenshot(path=str(ALARM_SCREENSHOT))
+
+        page.click("#dashboard-alarm-summary a")
+        late = page.inner_text("#attention-late")
+        not_handled = page.inner_text("#attention-not-handled")
+        page.screenshot(path=str(ATTENTION_SCREENSHOT), full_page=True)
+        page.click("#attention-not-handled a")
+        page.wait_for_selector("#result_list")
+        listed = page.locator("#result_list tbody tr").count()
+        browser.close()
+
+    assert ping_class == "alarm"
+    assert ping_tint != once_tint  # the row in alarm stands out...
+    assert "Late: the oldest due row waits 3" in ping_labels  # ...and says why in words
+    assert "(limit 60 s)" in ping_labels
+    assert "Stalled: 3 rows not handled within 600 s" in ping_labels
+    assert ping_backlog == "no progress"
+    assert re.fullmatch(r"done in ~\d+ min \(at \d\d:\d\d\)", once_backlog), once_backlog
+    assert "1 model late or not handled in time" in banner
+    assert "Scheduled pings" in late
+    assert re.search(r"\b3\d\d s\b", late), late  # five minutes and some
+    assert "Scheduled pings" in not_handled
+    assert "3 not handled" in not_handled
+    assert listed == 3
+    assert Path(ALARM_SCREENSHOT).stat().st_size > 10_000

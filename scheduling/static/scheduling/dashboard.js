@@ -73,6 +73,29 @@ document.addEventListener("DOMContentLoaded", () => {
     return path.split(".").reduce((value, part) => (value == null ? value : value[part]), model);
   }
 
+  // A model in alarm: its row tinted, the cell at fault in bold, and the alarm's own words.
+  function showAlarms(row, model) {
+    row.classList.toggle("alarm", model.alarms.length > 0);
+    const labels = row.querySelector("[data-alarms]");
+    if (labels) {
+      labels.replaceChildren(...model.alarms.map((text) => {
+        const item = document.createElement("li");
+        item.textContent = text;
+        return item;
+      }));
+    }
+    for (const cell of row.querySelectorAll("[data-alarm-when]")) {
+      cell.classList.toggle("alarm-cell", Boolean(model[cell.dataset.alarmWhen]));
+    }
+  }
+
+  function showAlarmSummary(count) {
+    const summary = document.getElementById("dashboard-alarm-summary");
+    if (!summary) return;
+    summary.hidden = count === 0;
+    summary.querySelector("[data-in-alarm]").textContent = `${count} model${count === 1 ? "" : "s"}`;
+  }
+
   function show(payload) {
     for (const model of payload.models) {
       const row = root.ownerDocument.querySelector(`#dashboard-summary tr[data-model="${model.model}"]`);
@@ -83,12 +106,15 @@ document.addEventListener("DOMContentLoaded", () => {
             ? (value == null ? "\u2013" : `${value.toFixed(1)} s`)
             : String(value);
         }
+        showAlarms(row, model);
       }
       const section = document.querySelector(`.dashboard-model[data-model="${model.model}"]`);
       if (section && window.Chart) {
         for (const canvas of section.querySelectorAll("canvas[data-chart]")) draw(model, canvas);
       }
     }
+    showAlarmSummary(payload.in_alarm);
+    root.dataset.generatedAt = payload.generated_at; // which figures are on screen
     const at = new Date(payload.generated_at).toLocaleTimeString();
     status.textContent = `Figures as of ${at}; they refresh every ${payload.refresh_seconds} s.`;
     status.classList.remove("stale");
