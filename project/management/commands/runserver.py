@@ -2,7 +2,7 @@
 LOG_FORMAT=json, so every line the web process writes is JSON."""
 
 import logging
-from typing import Any
+from typing import Any, TextIO, cast
 
 from django.conf import settings
 from django.contrib.staticfiles.management.commands.runserver import Command as StaticRunserver
@@ -33,7 +33,7 @@ class LogLines:
 class Command(StaticRunserver):
     def handle(self, *args: Any, **options: Any) -> Any:
         if settings.LOG_FORMAT == "json":
-            self.stdout = OutputWrapper(LogLines(logging.INFO))
-            self.stderr = OutputWrapper(LogLines(logging.ERROR))
+            self.stdout = OutputWrapper(cast(TextIO, LogLines(logging.INFO)))
+            self.stderr = OutputWrapper(cast(TextIO, LogLines(logging.ERROR)))
             self.style = no_style()
         return super().handle(*args, **options)
