@@ -1,5 +1,8 @@
 """LOG_FORMAT=json: one JSON object per line, for a log shipper.
 
+With LOG_FORMAT=json `.ci/up` starts Celery with `--quiet` (no banner); the worker and beat then
+log their start here as one line each, with what the banner told (queues, concurrency).
+
 Fields: time (UTC, ISO 8601), level, logger, message, and the record's `extra` fields (the
 sweep's batch line adds model, count, lateness and its event ids). Only plain JSON values of
 `extra` are kept: an object such as django.request's `request` would print its path, which may
@@ -10,6 +13,10 @@ import json
 import logging
 from datetime import UTC, datetime
 from typing import Any
+
+from celery.signals import beat_init, celeryd_after_setup
+
+log = logging.getLogger("celery.apps")
 
 STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 PLAIN = (str, int, float, bool, type(None), list, dict)
@@ -31,3 +38,16 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exc_info"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
+
+
+@celeryd_after_setup.connect
+def log_worker_start(sender: str, instance: Any, **kwargs: Any) -> None:
+    queues = sorted(instance.app.amqp.queues.consume_from)
+    extra = {"hostname": sender, "queues": queues, "concurrency": instance.concurrency}
+    log.info("worker %s starting", sender, extra=extra)
+
+
+@beat_init.connect
+def log_beat_start(sender: Any, **kwargs: Any) -> None:
+    entries = len(sender.get_scheduler().schedule)
+    log.info("beat starting with %d schedule entries", entries, extra={"entries": entries})

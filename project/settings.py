@@ -5,6 +5,7 @@ DATABASE_URL=sqlite:///..., REDIS_URL= (empty) and CELERY_BROKER_URL=filesystem:
 services cannot be reached (the embedded mode).
 """
 
+import logging
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -64,6 +65,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "project",  # before staticfiles: its runserver (LOG_FORMAT=json) wraps staticfiles' own
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
@@ -74,7 +76,6 @@ INSTALLED_APPS = [
     "scheduling",
     "scheduling.recurring",
     "scheduling.jobs",
-    "project",
     "purchases",
     "trainings",
 ]
@@ -362,18 +363,40 @@ if LOG_FORMAT not in ("text", "json"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"download_tokens": {"()": "project.redaction.RedactDownloadTokens"}},
+    "filters": {
+        "download_tokens": {"()": "project.redaction.RedactDownloadTokens"},
+        "require_debug_false": {"()": "django.utils.log.RequireDebugFalse"},
+    },
     "formatters": {
         "text": {"format": "%(message)s"},
         "json": {"()": "project.logging.JsonFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT},
+        "mail_admins": {
+            "level": "ERROR",
+            "filters": ["require_debug_false"],
+            "class": "django.utils.log.AdminEmailHandler",
+        },
+    },
     "loggers": {
+        # Django's own defaults give "django" a console handler of its own (and "django.server"
+        # a plain formatter) on top of the root's: each line then came out twice, or not as
+        # JSON. Here every logger writes through the one console handler, once.
+        "django": {"handlers": ["console", "mail_admins"], "level": "INFO", "propagate": False},
+        "django.server": {
+            "handlers": ["console"],
+            "filters": ["download_tokens"],  # its access lines name the path
+            "level": "INFO",
+            "propagate": False,
+        },
         "django.request": {"filters": ["download_tokens"]},
         # The HTTP push backend's client logs every request at INFO: the results are rows.
         "httpx": {"level": "WARNING"},
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+if LOG_FORMAT == "json":
+    logging.captureWarnings(True)  # a Python warning is a log line too, not bare text
 # Error reports (AdminEmailHandler) also hide passwords in URL settings and sensitive POST fields.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "project.redaction.ReporterFilter"

@@ -173,7 +173,7 @@ class ScheduledPurchaseAdmin(ScheduledEventAdmin):
     # What the business asks about a row, narrow enough for a 1280 px screen with the filters.
     list_display = (
         *("row", "customer", "release", "track_title", "due_at", "state", "lateness"),
-        *("attempts", "last_error"),
+        *("attempts", "error"),
     )
     list_filter = (
         *ScheduledEventAdmin.list_filter,
@@ -187,10 +187,6 @@ class ScheduledPurchaseAdmin(ScheduledEventAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[ScheduledPurchase]:
         return super().get_queryset(request).annotate(lateness_value=lateness_expression())
 
-    @admin.display(description="Row", ordering="pk")
-    def row(self, obj: ScheduledPurchase) -> str:
-        return f"{obj.pk} v{obj.version}"
-
     @admin.display(description="Customer", ordering="purchase__customer__email")
     def customer(self, obj: ScheduledPurchase) -> Any:
         return obj.purchase.customer
@@ -203,13 +199,6 @@ class ScheduledPurchaseAdmin(ScheduledEventAdmin):
     @admin.display(description="Track", ordering="track__position")
     def track_title(self, obj: ScheduledPurchase) -> str:
         return obj.track.title if obj.track else "whole release"
-
-    @admin.display(description="Status", ordering="status")
-    def state(self, obj: ScheduledPurchase) -> str:
-        """The lifecycle state: a delivered row is awaiting handling or handled."""
-        if obj.status != ScheduledPurchase.Status.DELIVERED:
-            return obj.get_status_display()
-        return "Handled" if obj.handled_at else "Awaiting handling"
 
     @admin.display(description="Lateness", ordering="lateness_value")
     def lateness(self, obj: ScheduledPurchase) -> str:

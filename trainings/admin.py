@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
+from scheduling.admin.wording import short_duration
 from trainings.models import (
     Invitation,
     Player,
@@ -192,8 +193,11 @@ class ScheduledTrainingNotificationAdmin(ScheduledEventAdmin):
     # The changelist searches ScheduledTrainingNotification.search_fields (team, players).
     list_select_related = ("training__team",)
 
-    def get_list_display(self, request: HttpRequest) -> Any:
-        return (*ScheduledEventAdmin.list_display, "kind", "offset", "training", "team")
+    # The business columns first, so they stay in view on a 1280 px screen beside the filters.
+    list_display = (
+        *("row", "kind", "when", "training_start", "team"),
+        *("due_at", "state", "attempts", "error"),
+    )
 
     def get_list_filter(self, request: HttpRequest) -> Any:
         return (
@@ -202,6 +206,16 @@ class ScheduledTrainingNotificationAdmin(ScheduledEventAdmin):
             ("training__team", admin.RelatedOnlyFieldListFilter),
             ("training__start_at", admin.DateFieldListFilter),
         )
+
+    @admin.display(description="offset", ordering="offset")
+    def when(self, row: ScheduledTrainingNotification) -> str:
+        """`90 min before`, `15 min after`: from the start (pre, invitation) or the end (post)."""
+        side = "before" if row.offset < timedelta(0) else "after"
+        return f"{short_duration(abs(row.offset))} {side}"
+
+    @admin.display(description="training", ordering="training__start_at")
+    def training_start(self, row: ScheduledTrainingNotification) -> str:
+        return f"{row.training.start_at:%Y-%m-%d %H:%M %Z}"
 
     @admin.display(description="team", ordering="training__team__name")
     def team(self, row: ScheduledTrainingNotification) -> Team:

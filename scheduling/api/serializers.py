@@ -65,7 +65,23 @@ class IsoDurationField(serializers.Field):
         return value
 
     def to_representation(self, value: timedelta) -> str:
-        return str(value)
+        return compact_iso_duration(value)
+
+
+def compact_iso_duration(value: timedelta) -> str:
+    """PT15M, -PT15M, P1DT2H, PT0.5S: ISO 8601 with only the parts that are not zero (a
+    timedelta's own text, "-1 23:45:00", is no standard)."""
+    sign = "-" if value < timedelta(0) else ""
+    value = abs(value)
+    minutes, seconds = divmod(value.seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    second_text = f"{seconds}.{value.microseconds:06d}".rstrip("0").rstrip(".")
+    parts = [(hours, "H"), (minutes, "M")]
+    time = "".join(f"{n}{unit}" for n, unit in parts if n)
+    if seconds or value.microseconds:
+        time += f"{second_text}S"
+    day = f"{value.days}D" if value.days else ""
+    return f"{sign}P{day}{'T' + time if time else ''}" if day or time else "PT0S"
 
 
 class BoundedJSONField(serializers.JSONField):

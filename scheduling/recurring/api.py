@@ -5,7 +5,6 @@ pending occurrence in step."""
 from __future__ import annotations
 
 import copy
-from datetime import timedelta
 from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery
@@ -32,35 +31,15 @@ from scheduling.recurring.validation import schedule_errors
 PREVIEW_MAX = 1000
 
 
-class LatenessField(IsoDurationField):
-    def to_representation(self, value: timedelta) -> str:
-        return compact_iso_duration(value)
-
-
-def compact_iso_duration(value: timedelta) -> str:
-    """PT15M, P1DT2H, PT0.5S: ISO 8601 with only the parts that are not zero."""
-    sign = "-" if value < timedelta(0) else ""
-    value = abs(value)
-    minutes, seconds = divmod(value.seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    second_text = f"{seconds}.{value.microseconds:06d}".rstrip("0").rstrip(".")
-    parts = [(hours, "H"), (minutes, "M")]
-    time = "".join(f"{n}{unit}" for n, unit in parts if n)
-    if seconds or value.microseconds:
-        time += f"{second_text}S"
-    day = f"{value.days}D" if value.days else ""
-    return f"{sign}P{day}{'T' + time if time else ''}" if day or time else "PT0S"
-
-
 class ScheduleSerializer(serializers.ModelSerializer):
     starts_at = StrictDateTimeField(
         required=False, help_text="Default: now. @every counts from here."
     )
     ends_at = StrictDateTimeField(required=False, allow_null=True)
-    max_lateness = LatenessField(
+    max_lateness = IsoDurationField(
         required=False, allow_null=True, help_text="ISO 8601, e.g. PT15M; later occurrences expire."
     )
-    catchup_window = LatenessField(
+    catchup_window = IsoDurationField(
         required=False,
         help_text="ISO 8601, e.g. P1D (the default) or PT6H: with fire_all, the fire times "
         "missed within this much before now are published after downtime or a past starts_at.",

@@ -136,7 +136,7 @@ def test_every_scheduled_models_admin_filters_by_lifecycle_and_shows_attempts_an
     assert len(scheduled) >= 5
     for model, model_admin in scheduled:
         assert LifecycleFilter in model_admin.get_list_filter(request), model
-        assert {"attempts", "last_error"} <= set(model_admin.get_list_display(request)), model
+        assert {"state", "attempts", "error"} <= set(model_admin.get_list_display(request)), model
 
 
 def test_every_scheduled_changelist_links_to_the_attention_page(admin_client):

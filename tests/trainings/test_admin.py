@@ -272,3 +272,31 @@ def test_sent_pushes_and_answers_are_listed(admin_client, training, players):
     assert pushes.context["cl"].result_count == 1
     assert answers.context["cl"].result_count == 1
     assert admin_client.get("/admin/trainings/pushnotification/add/").status_code == 403
+
+
+def test_a_handled_row_reads_handled_and_the_business_columns_come_first(admin_client, training):
+    handled = rows(training).order_by("due_at").first()
+    ScheduledTrainingNotification.objects.filter(pk=handled.pk).update(
+        status=Status.DELIVERED, delivered_at=START, handled_at=START
+    )
+
+    page = admin_client.get(ROWS).content.decode()
+
+    assert "Handled" in page
+    assert "Delivered" not in page  # the status alone; the lifecycle word is "Handled"
+    columns = [page.index(f"column-{name}") for name in ("kind", "when", "team", "state")]
+    assert columns == sorted(columns)
+    assert "min before" in page  # the offset read as a person says it, not "-1 day, 22:30"
+
+
+def test_a_long_error_is_cut_in_the_list_and_whole_on_the_rows_page(admin_client, training):
+    row = rows(training).first()
+    error = "SMTPServerDisconnected: " + "x" * 300 + "\nTraceback line"
+    ScheduledTrainingNotification.objects.filter(pk=row.pk).update(last_error=error)
+
+    listing = admin_client.get(ROWS).content.decode()
+    page = admin_client.get(f"{ROWS}{row.pk}/change/").content.decode()
+
+    assert "x" * 300 not in listing
+    assert "SMTPServerDisconnected: xxx" in listing
+    assert "x" * 300 in page

@@ -197,7 +197,9 @@ def test_the_list_filters_by_kind_status_team_training_and_due_time(api, trainin
     assert count("status=cancelled") == 1
     assert count("due_after=2026-12-01T19:00:00Z&due_before=2026-12-01T20:00:00Z") == 6
     row = api.get(f"{ROWS}?kind=post_questionnaire&training={other.pk}").data["results"][0]
-    assert (row["team"], row["kind"], row["offset"]) == (other.team_id, POST, "00:15:00")
+    assert (row["team"], row["kind"], row["offset"]) == (other.team_id, POST, "PT15M")
+    pre = api.get(f"{ROWS}?kind=pre_questionnaire&training={other.pk}").data["results"][0]
+    assert pre["offset"].startswith("-PT")  # ISO 8601, not a timedelta's "-1 22:30:00"
 
 
 def test_a_naive_due_filter_is_a_400_naming_it(api, training):

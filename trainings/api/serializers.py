@@ -4,7 +4,11 @@ from typing import Any
 
 from rest_framework import serializers
 
-from scheduling.api.serializers import ScheduledEventSerializer, StrictDateTimeField
+from scheduling.api.serializers import (
+    IsoDurationField,
+    ScheduledEventSerializer,
+    StrictDateTimeField,
+)
 from trainings.kinds import InvitationStatus, Phase
 from trainings.models import (
     Invitation,
@@ -108,7 +112,7 @@ class InvitationSerializer(serializers.ModelSerializer):
 
 class ScheduledTrainingNotificationSerializer(ScheduledEventSerializer):
     team = serializers.IntegerField(source="training.team_id", read_only=True)
-    offset = serializers.DurationField(read_only=True)
+    offset = IsoDurationField(read_only=True)
 
     class Meta(ScheduledEventSerializer.Meta):
         model = ScheduledTrainingNotification
