@@ -32,6 +32,7 @@ from django.utils.text import capfirst
 from scheduling import metrics
 from scheduling.admin.alarms import Backlog, expected_backlog, model_alarms
 from scheduling.admin.views import prepend_urls
+from scheduling.locks import redis_client_for_locks
 from scheduling.models import ScheduledEvent
 from scheduling.registry import scheduled_models
 
@@ -104,8 +105,22 @@ def dashboard_payload(
         "generated_at": now.isoformat(),
         "refresh_seconds": REFRESH_SECONDS,
         "in_alarm": sum(1 for figures in models if figures["alarms"]),
+        "counters_missing": counters_missing(),
         "models": models,
     }
+
+
+def counters_missing() -> str:
+    """Why the counted figures (last hour, last day, the charts) read 0, or "" when they are
+    kept: processes add to them in the default cache's Redis, which the embedded mode lacks."""
+    if redis_client_for_locks() is not None:
+        return ""
+    return (
+        "No counters in this mode: the published, handled and failed figures and the charts "
+        "are counted in Redis (the default cache), and this site's cache is not Redis (the "
+        "embedded mode). They read 0 here; the Now and Rows columns come from the database and "
+        "are current."
+    )
 
 
 def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datetime) -> dict:

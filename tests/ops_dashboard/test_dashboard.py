@@ -165,3 +165,22 @@ def test_without_the_chart_app_installed_the_dashboard_serves_chart_js_itself(
     assert script["Content-Type"].startswith("text/javascript")
     assert b"Chart.js v3" in script.content
     assert Client().get("/admin/scheduling/dashboard/chart.js").status_code == 302
+
+
+def test_without_a_redis_cache_the_page_says_why_the_counted_figures_read_zero(
+    admin_client, settings
+):
+    make_due_pings(2)
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+    page = admin_client.get(PAGE).content.decode()
+    payload = admin_client.get(DATA).json()
+
+    assert "No counters in this mode" in page
+    assert "embedded mode" in payload["counters_missing"]
+    assert figures(admin_client)["due_now"] == 2  # from the database: still current
+
+
+def test_with_redis_the_page_has_no_such_note(admin_client):
+    assert admin_client.get(DATA).json()["counters_missing"] == ""
+    assert "No counters in this mode" not in admin_client.get(PAGE).content.decode()
