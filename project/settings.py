@@ -17,6 +17,7 @@ from project.env import (
     env_hostports,
     env_int,
     env_list,
+    env_mapping,
     env_number,
     env_str,
     env_url,
@@ -265,6 +266,9 @@ SCHEDULING_SWEEPER_SLOTS = env_number("SCHEDULING_SWEEPER_SLOTS", 1)
 # rows as they fall due. Each holding sweep occupies a worker process: use a dedicated
 # `-Q scheduling` worker with concurrency >= scheduled models x slots. 0 (default): off.
 SCHEDULING_SWEEP_HOLD = env_number("SCHEDULING_SWEEP_HOLD", 0.0)
+# Publishing pace per model, across every sweeper: "app_label.ModelName=N/s" or "=N/m", comma-
+# separated (e.g. purchases.ScheduledPurchase=500/s); over each model's own `rate_limit`.
+SCHEDULING_RATE_LIMITS = env_mapping("SCHEDULING_RATE_LIMITS", {})
 # Keyed jobs (PUT /api/jobs/{key}/): instants per job, and bytes of JSON payload per job.
 SCHEDULING_JOB_MAX_INSTANTS = env_number("SCHEDULING_JOB_MAX_INSTANTS", 1000)
 SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_number("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 65536)

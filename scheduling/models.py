@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
+from scheduling.conf import rate_limit_of
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
 from scheduling.policy import own_or_setting, validate_policy
@@ -86,6 +87,9 @@ class ScheduledEvent(models.Model):
       model's retry policy; None (the default) takes SCHEDULING_MAX_ATTEMPTS,
       SCHEDULING_RETRY_BACKOFF, SCHEDULING_RETRY_BACKOFF_MAX, SCHEDULING_HANDLING_TIMEOUT.
       The framework reads them through get_max_attempts() and the like.
+    - rate_limit: publish at most this many events per second or minute ("500/s", "10/m"),
+      across every sweeper of every host (default None: unlimited); SCHEDULING_RATE_LIMITS
+      overrides it. The framework reads it through get_rate_limit().
     """
 
     Status = Status
@@ -118,6 +122,7 @@ class ScheduledEvent(models.Model):
     retry_backoff: ClassVar[float | None] = None
     retry_backoff_max: ClassVar[float | None] = None
     handling_timeout: ClassVar[float | None] = None
+    rate_limit: ClassVar[str | None] = None
     # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
     # e.g. "purchase__customer__email"), unless the model's admin lists its own.
     search_fields: ClassVar[tuple[str, ...]] = ()
@@ -190,6 +195,11 @@ class ScheduledEvent(models.Model):
     def get_handling_timeout(cls) -> float:
         """Seconds a published event may wait to be handled before it is published again."""
         return own_or_setting(cls.handling_timeout, "handling_timeout")
+
+    @classmethod
+    def get_rate_limit(cls) -> str | None:
+        """How fast the sweep may publish this model's events ("500/s"); None: unlimited."""
+        return rate_limit_of(cls._meta.label, cls.rate_limit)
 
     @property
     def business_time(self) -> datetime:
