@@ -196,12 +196,12 @@ def drain_for(
 
 def sweep_batch(
     model: type[ScheduledEvent],
+    allowance: Allowance | None = None,
     *,
     now: datetime | None,
     publisher: Publisher,
     conf: SchedulingSettings,
     set_aside: set[int] | None = None,
-    allowance: Allowance | None = None,
 ) -> BatchResult:
     """One transaction: claim up to batch_size due rows, or the rate limit's `allowance` (but
     `set_aside`), publish them, mark them.

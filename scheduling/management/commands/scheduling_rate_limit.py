@@ -21,7 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("rate", nargs="?", help="N/s, N/m, N/h, N/d, or 'none'")
         parser.add_argument("--clear", action="store_true", help="remove the override")
 
-    def handle(self, *args: Any, label: str | None, rate: str | None, clear: bool, **options: Any):
+    def handle(
+        self, *args: Any, label: str | None, rate: str | None, clear: bool, **options: Any
+    ) -> None:
         models = [self._model(label)] if label else scheduled_models()
         if rate is not None or clear:
             if label is None or (rate is None) == (not clear):
