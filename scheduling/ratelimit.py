@@ -39,6 +39,7 @@ OVERRIDE_KEY = "scheduling:ratelimit:{label}:override"  # an operator's limit, o
 UNLIMITED = "none"  # an override's value that lifts the model's limit
 # Rounding in the division must not turn 20 available rows into 19.
 EPSILON = 1e-6
+OUTAGE_PAUSE = 10.0  # seconds the store is left alone after it failed: each try costs a timeout
 
 
 def events_per_second(rate: str) -> float:
@@ -136,7 +137,7 @@ class RedisBudget:
     """One model's budget in Redis, shared by every sweeper that reaches the same Redis."""
 
     def __init__(self, label: str, pace: Pace, client: Redis) -> None:
-        self.key, self.pace = KEY.format(label=label), pace
+        self.key, self.pace, self.client = KEY.format(label=label), pace, client
         self.script = client.register_script(GCRA_SCRIPT)
         self.fallback = LocalBudget(label, pace)
 
@@ -152,15 +153,36 @@ class RedisBudget:
 
     def _run(self, *, want: int = 0, back: int = 0) -> list[int] | None:
         interval_us = self.pace.interval * 1e6
+        if STORE.down(self.client):
+            return None
         try:
             reply: list[int] = self.script(
                 keys=[self.key], args=[repr(interval_us), self.pace.burst, want, back]
             )
         except RedisError as exc:
             # Delivery goes on at the limit per process rather than stop for the lock store.
-            log.warning("rate limit store unreachable (%s); pacing %s per process", exc, self.key)
+            STORE.failed(self.client, exc)
             return None
         return reply
+
+
+class StoreOutages:
+    """Stores that failed lately, by address: each try of one that is away costs a timeout."""
+
+    def __init__(self) -> None:
+        self.until: dict[int, float] = {}  # id of the client's pool -> monotonic time to try again
+
+    def down(self, client: Redis) -> bool:
+        return time.monotonic() < self.until.get(id(client.connection_pool), 0.0)
+
+    def failed(self, client: Redis, exc: RedisError) -> None:
+        log.warning(
+            "rate limit store unreachable (%s); limits hold per process for %d s", exc, OUTAGE_PAUSE
+        )
+        self.until[id(client.connection_pool)] = time.monotonic() + OUTAGE_PAUSE
+
+
+STORE = StoreOutages()
 
 
 class LocalBudget:
@@ -217,12 +239,12 @@ def current_limit(model: type[ScheduledEvent]) -> float | None:
 def override_of(model: type[ScheduledEvent]) -> str | None:
     """The operator's override: a rate, UNLIMITED, or None where none is set (or no store)."""
     client = redis_client_for_locks()
-    if client is None:
+    if client is None or STORE.down(client):
         return None
     try:
         value = client.get(OVERRIDE_KEY.format(label=model._meta.label_lower))
     except RedisError as exc:
-        log.warning("rate limit store unreachable (%s); using the configured limit", exc)
+        STORE.failed(client, exc)
         return None
     return None if value is None else bytes(value).decode()
 

@@ -14,7 +14,7 @@ from django.test import override_settings
 from scheduling.metrics import exposition
 from scheduling.ratelimit import KEY, Grant, Pace, RedisBudget, current_limit
 from scheduling.sweep import sweep
-from tests.conftest import delivered_by, queued_task_ids, wait_for
+from tests.conftest import UNREACHABLE_REDIS_CACHE, delivered_by, queued_task_ids, wait_for
 from tests.factories import make_due_pings
 from tests.faults.conftest import Tail, end, published_ids, sweeper
 from tests.testapp.models import ScheduledPing
@@ -115,6 +115,17 @@ def test_the_limit_and_the_rows_it_held_back_are_in_the_metrics():
     waited = f'scheduling_rate_limit_wait_seconds_total{{model="{BUDGET}"}} '
     [line] = [line for line in text.splitlines() if line.startswith(waited)]
     assert float(line.removeprefix(waited)) > 0
+
+
+@override_settings(CACHES=UNREACHABLE_REDIS_CACHE, SCHEDULING_RATE_LIMITS={LABEL: "100/s"})
+def test_with_the_store_away_each_sweeper_keeps_the_limit_on_its_own(broker, caplog):
+    make_due_pings(15)
+
+    result = sweep(ScheduledPing)
+
+    assert (result.delivered, result.drained) == (15, True)
+    assert result.rate_wait > 0  # paced in memory: one burst of 10, then a wait for 5 more
+    assert "rate limit store unreachable" in caplog.text
 
 
 def run(*args: str) -> str:
