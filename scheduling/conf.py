@@ -19,7 +19,7 @@ RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 RATE_FORM = "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day"
 RATE_LIMITS_FORM = (
     "a dict of model label to rate or None, e.g. {'purchases.ScheduledPurchase': '500/s', "
-    "'trainings.ScheduledReminder': '10/m'}"
+    "'trainings.ScheduledTrainingNotification': '10/m'}"
 )
 MODEL_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*")
 TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 'reports.*']"
