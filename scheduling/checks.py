@@ -127,7 +127,7 @@ def check_rate_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
             id="scheduling.E006",
         )
         for label in configured
-        if label not in known
+        if label.lower() not in known
     ]
     return errors + [error for model in models for error in own_rate_limit_errors(model)]
 

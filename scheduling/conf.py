@@ -76,7 +76,7 @@ def a_rate(name: str, value: object) -> str:
 
 
 def rate_limits(name: str, value: object) -> tuple[tuple[str, str | None], ...]:
-    """Model label (lower case) -> rate, or None for no limit (over the model's `rate_limit`)."""
+    """Model label -> rate, or None for no limit (over the model's `rate_limit`)."""
     if not isinstance(value, dict):
         raise refused(name, value, RATE_LIMITS_FORM)
     limits = []
@@ -84,14 +84,14 @@ def rate_limits(name: str, value: object) -> tuple[tuple[str, str | None], ...]:
         if not (isinstance(label, str) and MODEL_LABEL.fullmatch(label)):
             raise refused(name, value, f"{RATE_LIMITS_FORM}; {label!r} is not app_label.ModelName")
         entry = f"{name}[{label!r}]"
-        limits.append((label.lower(), None if rate is None else a_rate(entry, rate)))
+        limits.append((label, None if rate is None else a_rate(entry, rate)))
     return tuple(limits)
 
 
 def rate_limit_of(label: str, own: str | None) -> str | None:
     """A model's rate limit: SCHEDULING_RATE_LIMITS' entry for `label` if it has one (None there
     lifts the model's own), else the model's own `rate_limit`."""
-    configured = dict(scheduling_settings().rate_limits)
+    configured = {each.lower(): rate for each, rate in scheduling_settings().rate_limits}
     if label.lower() in configured:
         return configured[label.lower()]
     return None if own is None else a_rate(f"{label}.rate_limit", own)

@@ -136,13 +136,13 @@ def run(*args: str) -> str:
 
 @override_settings(SCHEDULING_RATE_LIMITS={LABEL: "10/s"})
 def test_an_operator_changes_the_limit_for_every_sweeper_without_a_restart():
-    assert run(LABEL) == f"{LABEL}: 10/s (settings)\n"
+    assert run(LABEL) == f"{LABEL}: 10/s (configured)\n"
 
     assert run(LABEL, "300/m") == f"{LABEL}: 5/s (override)\n"
     assert current_limit(ScheduledPing) == 5.0
     assert run(LABEL, "none") == f"{LABEL}: unlimited (override)\n"
     assert current_limit(ScheduledPing) is None
-    assert run(LABEL, "--clear") == f"{LABEL}: 10/s (settings)\n"
+    assert run(LABEL, "--clear") == f"{LABEL}: 10/s (configured)\n"
     assert current_limit(ScheduledPing) == 10.0
 
 

@@ -176,7 +176,7 @@ def test_a_label_that_names_no_scheduled_model_is_a_check_error():
         [error] = check_rate_limits()
 
     assert error.id == "scheduling.E006"
-    assert error.msg.startswith("SCHEDULING_RATE_LIMITS names 'testapp.ping', which is not a")
+    assert error.msg.startswith("SCHEDULING_RATE_LIMITS names 'testapp.Ping', which is not a")
     assert "testapp.ScheduledPing" in error.msg
 
 

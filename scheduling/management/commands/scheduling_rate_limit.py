@@ -49,6 +49,6 @@ class Command(BaseCommand):
 
     def _line(self, model: type[ScheduledEvent]) -> str:
         limit = current_limit(model)
-        source = "override" if override_of(model) is not None else "settings"
+        source = "override" if override_of(model) is not None else "configured"
         pace = "unlimited" if limit is None else f"{limit:g}/s"
         return f"{model._meta.label}: {pace} ({source})"
