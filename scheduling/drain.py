@@ -90,12 +90,12 @@ class Drain:
         if allowance.rows == 0:
             result.drained = False
             return Next.STOPPED  # the budget is spent until past the deadline
-        batch = self.batch(allowance)
-        if self.budget is not None:
-            # Reserve, then give back what was not published (fewer rows due than granted,
-            # expired, refused, rolled back): a grant taken before the claim can never let two
-            # sweepers publish past the limit, as counting after each publish could.
-            self.budget.give_back(allowance.rows - batch.delivered)
+        try:
+            batch = self.batch(allowance)
+        except BaseException:
+            self.give_back(allowance.rows)  # the batch rolled back: none of it was marked
+            raise
+        self.give_back(allowance.rows - batch.delivered)
         with self.guard:
             result.add(batch)
         if batch.error:
@@ -125,6 +125,13 @@ class Drain:
         with self.guard:
             result.rate_wait += waited
         return Allowance(grant.rows, cut=grant.rows < self.batch_size, waited=waited > 0)
+
+    def give_back(self, rows: int) -> None:
+        # Reserve, then give back what was not published (fewer rows due than granted,
+        # expired, refused, rolled back): a grant taken before the claim can never let two
+        # sweepers publish past the limit, as counting after each publish could.
+        if self.budget is not None and rows > 0:
+            self.budget.give_back(rows)
 
     def more_due(self, batch: BatchResult) -> bool:
         """After a short batch: did its after_batch hook leave rows that are already due?"""
