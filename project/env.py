@@ -91,6 +91,24 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_mapping(name: str, default: dict[str, str | None]) -> dict[str, str | None]:
+    """key=value pairs, comma-separated (e.g. purchases.ScheduledPurchase=500/s,trainings.X=10/m);
+    a value `none` is None. The framework judges the keys and the values."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    mapping: dict[str, str | None] = {}
+    for item in (part.strip() for part in raw.split(",")):
+        key, equals, value = item.partition("=")
+        if item and not (equals and key.strip() and value.strip()):
+            raise _refuse(
+                name, raw, "key=value[,key=value...], e.g. app.Model=500/s,app.Other=10/m"
+            )
+        if item:
+            mapping[key.strip()] = None if value.strip().lower() == "none" else value.strip()
+    return mapping
+
+
 def redis_database(url: str, offset: int) -> str:
     """The same Redis server's database `offset` places after the one `url` names (mod 16).
 

@@ -18,6 +18,7 @@ from project.env import (
     env_hostports,
     env_int,
     env_list,
+    env_mapping,
     env_number,
     env_str,
     env_url,
@@ -25,6 +26,7 @@ from project.env import (
     sentinel_broker_url,
     sentinel_location,
 )
+from project.log_config import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(env_str("RUN_DIR", "") or BASE_DIR / ".run")
@@ -266,6 +268,9 @@ SCHEDULING_SWEEPER_SLOTS = env_number("SCHEDULING_SWEEPER_SLOTS", 1)
 # rows as they fall due. Each holding sweep occupies a worker process: use a dedicated
 # `-Q scheduling` worker with concurrency >= scheduled models x slots. 0 (default): off.
 SCHEDULING_SWEEP_HOLD = env_number("SCHEDULING_SWEEP_HOLD", 0.0)
+# Publishing pace per model, across every sweeper: "app_label.ModelName=N/s" or "=N/m", comma-
+# separated (e.g. purchases.ScheduledPurchase=500/s); over each model's own `rate_limit`.
+SCHEDULING_RATE_LIMITS = env_mapping("SCHEDULING_RATE_LIMITS", {})
 # Keyed jobs (PUT /api/jobs/{key}/): instants per job, and bytes of JSON payload per job.
 SCHEDULING_JOB_MAX_INSTANTS = env_number("SCHEDULING_JOB_MAX_INSTANTS", 1000)
 SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_number("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 65536)
@@ -360,42 +365,7 @@ STATIC_ROOT = RUN_DIR / "static"
 LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not valid: expected text or json.")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {
-        "download_tokens": {"()": "project.redaction.RedactDownloadTokens"},
-        "require_debug_false": {"()": "django.utils.log.RequireDebugFalse"},
-    },
-    "formatters": {
-        "text": {"format": "%(message)s"},
-        "json": {"()": "project.logging.JsonFormatter"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT},
-        "mail_admins": {
-            "level": "ERROR",
-            "filters": ["require_debug_false"],
-            "class": "django.utils.log.AdminEmailHandler",
-        },
-    },
-    "loggers": {
-        # Django's own defaults give "django" a console handler of its own (and "django.server"
-        # a plain formatter) on top of the root's: each line then came out twice, or not as
-        # JSON. Here every logger writes through the one console handler, once.
-        "django": {"handlers": ["console", "mail_admins"], "level": "INFO", "propagate": False},
-        "django.server": {
-            "handlers": ["console"],
-            "filters": ["download_tokens"],  # its access lines name the path
-            "level": "INFO",
-            "propagate": False,
-        },
-        "django.request": {"filters": ["download_tokens"]},
-        # The HTTP push backend's client logs every request at INFO: the results are rows.
-        "httpx": {"level": "WARNING"},
-    },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-}
+LOGGING = logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "INFO"))
 if LOG_FORMAT == "json":
     logging.captureWarnings(True)  # a Python warning is a log line too, not bare text
 # Error reports (AdminEmailHandler) also hide passwords in URL settings and sensitive POST fields.

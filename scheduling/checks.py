@@ -15,8 +15,9 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from scheduling.conf import setting_errors
+from scheduling.conf import a_rate, scheduling_settings, setting_errors
 from scheduling.locks import redis_client_for_locks
+from scheduling.models import ScheduledEvent
 from scheduling.registry import scheduled_models
 from scheduling.targets import is_external_task
 
@@ -108,6 +109,37 @@ def check_queues_declared(app_configs: Any = None, **kwargs: Any) -> list[CheckM
         for model in scheduled_models()
         if model.get_queue() not in names
     ]
+
+
+@register()
+def check_rate_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """SCHEDULING_RATE_LIMITS naming no scheduled model, and models' own bad `rate_limit`."""
+    try:
+        configured = [label for label, _ in scheduling_settings().rate_limits]
+    except ImproperlyConfigured:  # reported by scheduling.E001
+        configured = []
+    models = scheduled_models()
+    known = {model._meta.label_lower: model._meta.label for model in models}
+    errors: list[CheckMessage] = [
+        Error(
+            f"SCHEDULING_RATE_LIMITS names {label!r}, which is not a scheduled model: expected "
+            f"app_label.ModelName, one of: {', '.join(sorted(known.values())) or 'none'}.",
+            id="scheduling.E006",
+        )
+        for label in configured
+        if label.lower() not in known
+    ]
+    return errors + [error for model in models for error in own_rate_limit_errors(model)]
+
+
+def own_rate_limit_errors(model: type[ScheduledEvent]) -> list[Error]:
+    if model.rate_limit is None:
+        return []
+    try:
+        a_rate(f"{model._meta.label}.rate_limit", model.rate_limit)
+    except ImproperlyConfigured as refusal:
+        return [Error(str(refusal), obj=model, id="scheduling.E007")]
+    return []
 
 
 def external(task: str) -> bool:

@@ -17,6 +17,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 RATE_FORM = "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day"
+RATE_LIMITS_FORM = (
+    "a dict of model label to rate or None, e.g. {'purchases.ScheduledPurchase': '500/s', "
+    "'trainings.ScheduledTrainingNotification': '10/m'}"
+)
+MODEL_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*")
 TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 'reports.*']"
 
 Validator = Callable[[str, Any], Any]
@@ -70,6 +75,28 @@ def a_rate(name: str, value: object) -> str:
     raise refused(name, value, RATE_FORM)
 
 
+def rate_limits(name: str, value: object) -> tuple[tuple[str, str | None], ...]:
+    """Model label -> rate, or None for no limit (over the model's `rate_limit`)."""
+    if not isinstance(value, dict):
+        raise refused(name, value, RATE_LIMITS_FORM)
+    limits = []
+    for label, rate in value.items():
+        if not (isinstance(label, str) and MODEL_LABEL.fullmatch(label)):
+            raise refused(name, value, f"{RATE_LIMITS_FORM}; {label!r} is not app_label.ModelName")
+        entry = f"{name}[{label!r}]"
+        limits.append((label, None if rate is None else a_rate(entry, rate)))
+    return tuple(limits)
+
+
+def rate_limit_of(label: str, own: str | None) -> str | None:
+    """A model's rate limit: SCHEDULING_RATE_LIMITS' entry for `label` if it has one (None there
+    lifts the model's own), else the model's own `rate_limit`."""
+    configured = {each.lower(): rate for each, rate in scheduling_settings().rate_limits}
+    if label.lower() in configured:
+        return configured[label.lower()]
+    return None if own is None else a_rate(f"{label}.rate_limit", own)
+
+
 def task_patterns(name: str, value: object) -> tuple[str, ...]:
     if isinstance(value, list | tuple) and all(isinstance(i, str) and i.strip() for i in value):
         return tuple(item.strip() for item in value)
@@ -112,6 +139,9 @@ class SchedulingSettings:
     job_max_payload_bytes: int = setting(64 * 1024, a_count)  # a keyed job's payload, as JSON
     # Seconds late before a fire time counts as missed.
     recurring_misfire_grace: float = setting(10.0, a_delay)
+    # Model label -> "N/s" or "N/m" (or None: unlimited): how fast the sweep publishes its rows,
+    # across every sweeper; over each model's own `rate_limit`. Read at every sweep.
+    rate_limits: tuple[tuple[str, str | None], ...] = setting((), rate_limits)
     # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
     # though this project's Celery app does not register them: other codebases' workers run them.
     external_tasks: tuple[str, ...] = setting((), task_patterns)

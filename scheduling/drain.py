@@ -17,7 +17,8 @@ from scheduling.models import ScheduledEvent
 from scheduling.publishing import Publisher
 from scheduling.publishing.redis_batch import RedisBatchPublisher
 from scheduling.queries import has_due_rows
-from scheduling.results import BatchResult, SweepResult
+from scheduling.ratelimit import Budget
+from scheduling.results import Allowance, BatchResult, SweepResult
 
 
 class Next(Enum):
@@ -34,8 +35,9 @@ class Drain:
     now: datetime | None
     batch_size: int
     lock: SweepLock
-    batch: Callable[[], BatchResult]  # one transaction: claim, publish, mark
+    batch: Callable[[Allowance], BatchResult]  # one transaction: claim, publish, mark
     overlap: bool  # a second connection claims and publishes too behind a full batch
+    budget: Budget | None = None  # the model's rate limit; None: unlimited
     guard: threading.Lock = field(default_factory=threading.Lock)  # the result's sums
     # After a short batch, claim again at once if more rows are due by then. A holding sweep
     # leaves them to its next wake instead, a few milliseconds later, rather than spinning.
@@ -84,12 +86,21 @@ class Drain:
     def next_batch(
         self, result: SweepResult, deadline: float, stop: threading.Event | None = None
     ) -> Next:
-        batch = self.batch()
+        allowance = self.allowance(result, deadline, stop)
+        if allowance.rows == 0:
+            result.drained = False
+            return Next.STOPPED  # the budget is spent until past the deadline
+        try:
+            batch = self.batch(allowance)
+        except BaseException:
+            self.give_back(allowance.rows)  # the batch rolled back: none of it was marked
+            raise
+        self.give_back(allowance.rows - batch.delivered)
         with self.guard:
             result.add(batch)
         if batch.error:
             return Next.STOPPED
-        if batch.claimed < self.batch_size and not (self.chase and self.more_due(batch)):
+        if batch.claimed < allowance.rows and not (self.chase and self.more_due(batch)):
             result.drained = True
             return Next.DRAINED
         result.drained = False
@@ -97,6 +108,30 @@ class Drain:
         if stopped or time.monotonic() >= deadline or not self.lock.extend():
             return Next.STOPPED
         return Next.CLAIM_AGAIN
+
+    def allowance(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None
+    ) -> Allowance:
+        """How many rows the next batch may claim: the batch size, or what the rate limit grants
+        now, waiting for it (not spinning) if it comes before the deadline; 0 if it does not."""
+        if self.budget is None:
+            return Allowance(self.batch_size)
+        waited = 0.0
+        while (grant := self.budget.take(self.batch_size)).rows == 0:
+            if time.monotonic() + grant.wait >= deadline or (stop and stop.is_set()):
+                break
+            (stop or threading.Event()).wait(grant.wait)  # a stopped helper wakes at once
+            waited += grant.wait
+        with self.guard:
+            result.rate_wait += waited
+        return Allowance(grant.rows, cut=grant.rows < self.batch_size, waited=waited > 0)
+
+    def give_back(self, rows: int) -> None:
+        # Reserve, then give back what was not published (fewer rows due than granted,
+        # expired, refused, rolled back): a grant taken before the claim can never let two
+        # sweepers publish past the limit, as counting after each publish could.
+        if self.budget is not None and rows > 0:
+            self.budget.give_back(rows)
 
     def more_due(self, batch: BatchResult) -> bool:
         """After a short batch: did its after_batch hook leave rows that are already due?"""

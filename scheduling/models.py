@@ -18,6 +18,7 @@ from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
 from scheduling import quiet_rows
+from scheduling.conf import rate_limit_of
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
 from scheduling.policy import own_or_setting, validate_policy
@@ -94,6 +95,9 @@ class ScheduledEvent(models.Model):
       or None); quiet_policy: "deliver_at_end" (default), "fold" (one per quiet_fold_by
       entity, the latest wins) or "skip"; quiet_related: select_related paths quiet_hours
       reads. Applied as rows are created (bulk_create, save) and moved (docs/adding-scheduling.md).
+    - rate_limit: publish at most this many events per second or minute ("500/s", "10/m"),
+      across every sweeper of every host (default None: unlimited); SCHEDULING_RATE_LIMITS
+      overrides it. The framework reads it through get_rate_limit().
     """
 
     Status = Status
@@ -130,6 +134,7 @@ class ScheduledEvent(models.Model):
     quiet_policy: ClassVar[str] = "deliver_at_end"
     quiet_fold_by: ClassVar[tuple[str, ...]] = ()
     quiet_related: ClassVar[tuple[str, ...]] = ()
+    rate_limit: ClassVar[str | None] = None
     # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
     # e.g. "purchase__customer__email"), unless the model's admin lists its own.
     search_fields: ClassVar[tuple[str, ...]] = ()
@@ -206,6 +211,11 @@ class ScheduledEvent(models.Model):
     def get_handling_timeout(cls) -> float:
         """Seconds a published event may wait to be handled before it is published again."""
         return own_or_setting(cls.handling_timeout, "handling_timeout")
+
+    @classmethod
+    def get_rate_limit(cls) -> str | None:
+        """How fast the sweep may publish this model's events ("500/s"); None: unlimited."""
+        return rate_limit_of(cls._meta.label, cls.rate_limit)
 
     @property
     def business_time(self) -> datetime:

@@ -5,6 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+@dataclass(frozen=True)
+class Allowance:
+    rows: int  # rows the batch may claim: the batch size, or what the rate limit granted
+    cut: bool = False  # the rate limit granted fewer rows than a batch
+    waited: bool = False  # the rate limit made the sweep wait for them
+
+    def held(self, claimed: int) -> bool:
+        """Did the rate limit hold these rows back: the sweep waited for its grant, or the grant
+        cut a claim that would have taken more."""
+        return self.waited or (self.cut and claimed >= self.rows)
+
+
 @dataclass
 class BatchResult:
     claimed: int = 0
@@ -27,6 +39,7 @@ class SweepResult:
     locked_out: bool = False
     drained: bool = False  # the last batch was not full: nothing else was due
     requeued: int = 0  # published earlier, not handled within the handling timeout
+    rate_wait: float = 0.0  # seconds spent waiting for the model's rate limit
     error: str = ""
 
     def add(self, batch: BatchResult) -> None:

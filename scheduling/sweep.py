@@ -40,8 +40,9 @@ from scheduling.locks import SweepLock, sweep_lock
 from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
 from scheduling.publishing import PreparedMessage, Publisher, PublishError, shared_publisher
 from scheduling.queries import configure_sweep_transaction, mark_delivered
+from scheduling.ratelimit import budget_for
 from scheduling.reconcile import requeue_unhandled
-from scheduling.results import BatchResult, SweepResult
+from scheduling.results import Allowance, BatchResult, SweepResult
 from scheduling.signals import send_after_commit
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,9 @@ def _sweep(
         deliver(drain, result, time_budget=time_budget or conf.time_budget, hold_until=hold_until)
     finally:
         lock.release()
-    metrics.record_sweep(model, time.monotonic() - started, redelivered=result.requeued)
+    metrics.record_sweep(
+        model, time.monotonic() - started, redelivered=result.requeued, rate_wait=result.rate_wait
+    )
     return result
 
 
@@ -186,33 +189,40 @@ def drain_for(
         lock=lock,
         batch=batch,
         overlap=overlaps(publisher, now),
+        # A fixed `now` (scheduling.testing's runs, tests) is not paced: no time passes there.
+        budget=budget_for(model) if now is None else None,
     )
 
 
 def sweep_batch(
     model: type[ScheduledEvent],
+    allowance: Allowance | None = None,
     *,
     now: datetime | None,
     publisher: Publisher,
     conf: SchedulingSettings,
     set_aside: set[int] | None = None,
 ) -> BatchResult:
-    """One transaction: claim up to batch_size due rows (but `set_aside`), publish them, mark
-    them.
+    """One transaction: claim up to batch_size due rows, or the rate limit's `allowance` (but
+    `set_aside`), publish them, mark them.
 
     `set_aside`, shared by the connections of one sweep, holds the rows it leaves alone (they
     could not be published); this batch adds its own before committing.
     """
     rows: list[ScheduledEvent] = []
     plan = BatchPlan()
+    allowance = allowance or Allowance(conf.batch_size)
     try:
         with CYCLIC_GC.paused(), transaction.atomic():
             cutoff = begin_batch(conf, now)
-            claimed, rows = claim_batch(model, cutoff=cutoff, limit=conf.batch_size, skip=set_aside)
+            claimed, rows = claim_batch(model, cutoff=cutoff, limit=allowance.rows, skip=set_aside)
             if not rows:
                 return BatchResult(claimed=claimed)
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
-            result = publish_and_mark(model, plan, publisher, claimed=claimed, cutoff=cutoff)
+            held = allowance.held(claimed)
+            result = publish_and_mark(
+                model, plan, publisher, claimed=claimed, cutoff=cutoff, held=held
+            )
             if set_aside is not None:
                 set_aside.update(result.set_aside)
             return result
@@ -246,10 +256,11 @@ def publish_and_mark(
     *,
     claimed: int,
     cutoff: datetime,
+    held: bool = False,
 ) -> BatchResult:
     refused = publisher.publish([prepared for _, prepared in plan.publish])
     plan.set_aside(refused)
-    metrics.record_published(model, [row for row, _ in plan.publish], cutoff=cutoff)
+    metrics.record_published(model, [row for row, _ in plan.publish], cutoff=cutoff, held=held)
     return mark_batch(model, plan, claimed=claimed, now=cutoff)
 
 

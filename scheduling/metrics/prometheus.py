@@ -24,6 +24,7 @@ from scheduling.metrics.store import (
     read_hashes,
     total_key,
 )
+from scheduling.ratelimit import current_limit
 from scheduling.registry import scheduled_models
 
 COUNTERS = {
@@ -33,6 +34,21 @@ COUNTERS = {
     "redelivered": (
         "Events sent back to be published again: not handled within the model's handling "
         "timeout (requeued by the sweep), or a failed handling with tries left."
+    ),
+    "rate_limited": (
+        "Events published after the model's rate limit held them back (the sweep waited for its "
+        "budget, or the budget cut its claim short): their lateness is partly the limit's."
+    ),
+}
+# Counters of seconds: metric name -> the store's field, help.
+SECONDS = {
+    "scheduling_rate_limited_lateness_seconds": (
+        "rate_limited_lateness_sum",
+        "Sum of the publish lateness of the events counted by scheduling_rate_limited_total.",
+    ),
+    "scheduling_rate_limit_wait_seconds": (
+        "rate_limit_wait_sum",
+        "Seconds sweeps spent waiting for the model's rate limit to allow more events.",
     ),
 }
 GAUGES = {
@@ -60,6 +76,7 @@ class SchedulingCollector(Collector):
         models = [label(model) for model in scheduled_models()]
         totals = read_hashes([total_key(name) for name in models])
         yield from _gauge_families({label(model): snapshot(model) for model in scheduled_models()})
+        yield _rate_limits()
         yield GaugeMetricFamily(
             "scheduling_metrics_store_up",
             "1 when the counters' store (Redis) answered this scrape; 0: counters left out.",
@@ -91,6 +108,11 @@ def _store_families(totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
         for model_label, fields in totals.items():
             family.add_metric([model_label], fields.get(counter, 0))
         yield family
+    for name, (field, help_text) in SECONDS.items():
+        family = CounterMetricFamily(name, help_text, labels=["model"])
+        for model_label, fields in totals.items():
+            family.add_metric([model_label], fields.get(field, 0.0))
+        yield family
     yield _histogram(
         "scheduling_publish_lateness_seconds",
         "Publish time (the claim's database clock) minus due_at, per published row.",
@@ -104,6 +126,20 @@ def _store_families(totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
         ("sweep", SWEEP_BUCKETS),
     )
     yield _last_sweep(totals)
+
+
+def _rate_limits() -> Metric:
+    family = GaugeMetricFamily(
+        "scheduling_rate_limit_per_second",
+        "Events per second the sweep publishes at most for the model, across every sweeper "
+        "(absent: unlimited).",
+        labels=["model"],
+    )
+    for model in scheduled_models():
+        limit = current_limit(model)
+        if limit is not None:
+            family.add_metric([label(model)], limit)
+    return family
 
 
 def _last_sweep(totals: dict[str, dict[str, float]]) -> Metric:

@@ -63,21 +63,29 @@ def label(model: type[ScheduledEvent]) -> str:
 
 
 def record_published(
-    model: type[ScheduledEvent], rows: Sequence[ScheduledEvent], *, cutoff: datetime
+    model: type[ScheduledEvent],
+    rows: Sequence[ScheduledEvent],
+    *,
+    cutoff: datetime,
+    held: bool = False,
 ) -> None:
     """Called inside the batch's transaction: counts and logs the batch once it commits.
 
     Lateness is the claim's cutoff (the database's clock) minus each row's due_at; the
-    publish follows within the same transaction.
+    publish follows within the same transaction. `held`: the model's rate limit held the batch
+    back; its rows and their lateness are counted apart as well.
     """
     if rows:
         lateness = [(cutoff - row.due_at).total_seconds() for row in rows]
         ids = batch_ids(rows)
-        _after_commit(lambda: _published(label(model), lateness, ids))
+        _after_commit(lambda: _published(label(model), lateness, ids, held=held))
 
 
-def record_sweep(model: type[ScheduledEvent], duration: float, *, redelivered: int) -> None:
-    """After a sweep that held its lock: its duration, the time it ended, requeued events."""
+def record_sweep(
+    model: type[ScheduledEvent], duration: float, *, redelivered: int, rate_wait: float = 0.0
+) -> None:
+    """After a sweep that held its lock: its duration, the time it ended, requeued events, the
+    time it waited for the model's rate limit."""
     key = total_key(label(model))
     bucket = _bucket_field("sweep", SWEEP_BUCKETS, duration)
 
@@ -87,6 +95,8 @@ def record_sweep(model: type[ScheduledEvent], duration: float, *, redelivered: i
         pipe.hset(key, "last_sweep", time.time())
         if redelivered:
             _count(pipe, label(model), "redelivered", redelivered)
+        if rate_wait:
+            pipe.hincrbyfloat(key, "rate_limit_wait_sum", rate_wait)
 
     _write(write)
 
@@ -105,7 +115,7 @@ def record_handle_failure(model: type[ScheduledEvent], *, retried: bool) -> None
     _after_commit(lambda: _write(write))
 
 
-def _published(model_label: str, lateness: list[float], ids: BatchIds) -> None:
+def _published(model_label: str, lateness: list[float], ids: BatchIds, *, held: bool) -> None:
     log_published(model_label, lateness, ids)
     buckets = Counter(_bucket_field("lateness", LATENESS_BUCKETS, value) for value in lateness)
 
@@ -114,6 +124,9 @@ def _published(model_label: str, lateness: list[float], ids: BatchIds) -> None:
         for field, count in buckets.items():
             _count(pipe, model_label, field, count)
         pipe.hincrbyfloat(total_key(model_label), "lateness_sum", sum(lateness))
+        if held:
+            _count(pipe, model_label, "rate_limited", len(lateness))
+            pipe.hincrbyfloat(total_key(model_label), "rate_limited_lateness_sum", sum(lateness))
 
     _write(write)
 

@@ -26,6 +26,7 @@ REFUSED = {
     conf.a_rate: "lots",
     conf.task_patterns: "billing.*",
     conf.a_flag: "no",
+    conf.rate_limits: ["testapp.ScheduledPing=5/s"],
 }
 
 
