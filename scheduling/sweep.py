@@ -209,6 +209,8 @@ def sweep_batch(
         with CYCLIC_GC.paused(), transaction.atomic():
             cutoff = begin_batch(conf, now)
             claimed, rows = claim_batch(model, cutoff=cutoff, limit=conf.batch_size, skip=set_aside)
+            held = model.hold_back(rows, now=cutoff) if rows else set()
+            rows = [row for row in rows if row.pk not in held] if held else rows
             if not rows:
                 return BatchResult(claimed=claimed)
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
