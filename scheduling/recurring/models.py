@@ -28,14 +28,8 @@ from scheduling.models import ScheduledEvent, Status, iso_utc
 from scheduling.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.recurring import cron
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
-from scheduling.recurring.policies import (
-    PAUSED_NOTE_MAX,
-    DstGapPolicy,
-    DstRepeatPolicy,
-    OverlapPolicy,
-    ResumePolicy,
-    track_pause,
-)
+from scheduling.recurring.policies import DstGapPolicy, DstRepeatPolicy, OverlapPolicy, track_pause
+from scheduling.recurring.policy_fields import SchedulePolicies
 from scheduling.recurring.templates import render
 from scheduling.recurring.validation import schedule_errors
 from scheduling.targets import task_queue
@@ -72,7 +66,7 @@ VERSIONED_FIELDS = (
 SWEEP_FIELDS = ("last_fired_at", "fire_count")
 
 
-class RecurringSchedule(models.Model):
+class RecurringSchedule(SchedulePolicies):
     MisfirePolicy = MisfirePolicy
 
     name = models.SlugField(max_length=100, unique=True)
@@ -120,56 +114,6 @@ class RecurringSchedule(models.Model):
     )
     starts_at = models.DateTimeField(default=django_timezone.now)
     ends_at = models.DateTimeField(null=True, blank=True)
-
-    # --- Overlap, DST, counted schedules and pauses (policies.py) ---------------------------
-    overlap_policy = models.CharField(
-        max_length=16,
-        choices=OverlapPolicy.choices,
-        default=OverlapPolicy.ALLOW,
-        db_default=OverlapPolicy.ALLOW,
-        help_text="allow: publish every fire; skip: a fire due while the previous one is not "
-        "handled is skipped; buffer_one: it waits (one at most) until the previous one is "
-        "handled or its handling timeout passes.",
-    )
-    dst_gap_policy = models.CharField(
-        max_length=8,
-        choices=DstGapPolicy.choices,
-        default=DstGapPolicy.SHIFT,
-        db_default=DstGapPolicy.SHIFT,
-        help_text="A wall time the clocks skip in spring: shift (fire at the jump) or skip.",
-    )
-    dst_repeat_policy = models.CharField(
-        max_length=8,
-        choices=DstRepeatPolicy.choices,
-        default=DstRepeatPolicy.AUTO,
-        db_default=DstRepeatPolicy.AUTO,
-        help_text="A wall time repeated in autumn: once (first pass), twice (both, by elapsed "
-        "time) or auto (twice when the minute or hour field starts with *, else once).",
-    )
-    max_fires = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Stop after this many fires; empty: no limit."
-    )
-    fire_count = models.PositiveIntegerField(
-        default=0, db_default=0, editable=False, help_text="Timeline fires published so far."
-    )
-    paused_note = models.CharField(
-        max_length=PAUSED_NOTE_MAX,
-        blank=True,
-        default="",
-        db_default="",
-        help_text="Why the schedule is paused (enabled off); cleared when it resumes.",
-    )
-    paused_at = models.DateTimeField(null=True, blank=True, editable=False)
-    paused_by = models.CharField(max_length=200, blank=True, default="", editable=False)
-    resume_policy = models.CharField(
-        max_length=16,
-        choices=ResumePolicy.choices,
-        default=ResumePolicy.SKIP,
-        db_default=ResumePolicy.SKIP,
-        help_text="On resuming: skip the fires the pause left out, or catch_up those within "
-        "the catch-up window.",
-    )
-    # -----------------------------------------------------------------------------------------
 
     version = models.PositiveIntegerField(default=1, editable=False)
     last_fired_at = models.DateTimeField(null=True, blank=True, editable=False)

@@ -63,13 +63,8 @@ def timeline_successors(
         return [Successor(schedule.pk, schedule.version, fire, run)]
     # A catch-up: every missed fire time up to now, and the next one. A long one goes in
     # chunks: the chunk's last row is the head, and delivering it inserts the next chunk.
-    times = [fire]
     chunk = conf.catch_up_chunk if left is None else min(conf.catch_up_chunk, left)
-    while times[-1] <= now and len(times) < chunk:
-        following = schedule.next_fire_after(times[-1])
-        if following is None:
-            break
-        times.append(following)
+    times = _catch_up_times(schedule, fire, now=now, chunk=chunk)
     last = len(times) - 1
     return [
         Successor(
@@ -81,6 +76,19 @@ def timeline_successors(
         )
         for index, time in enumerate(times)
     ]
+
+
+def _catch_up_times(
+    schedule: RecurringSchedule, fire: datetime, *, now: datetime, chunk: int
+) -> list[datetime]:
+    """From a missed fire time, those after it up to now and the next one, `chunk` at most."""
+    times = [fire]
+    while times[-1] <= now and len(times) < chunk:
+        following = schedule.next_fire_after(times[-1])
+        if following is None:
+            break
+        times.append(following)
+    return times
 
 
 def _floor(
