@@ -3,7 +3,7 @@ do at its zone's next DST changes, max_fires and its count, the pause and its no
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.utils import timezone as django_timezone
 from django.utils.html import escape, format_html, format_html_join
@@ -13,8 +13,11 @@ from scheduling.recurring.dst_outlook import dst_outlook, local
 from scheduling.recurring.models import RecurringSchedule
 from scheduling.recurring.policies import finished
 
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
+
 POLICY_READ_ONLY = ("fire_count", "paused_at", "paused_by", "state", "dst_outlook")
-POLICY_FIELDSETS: tuple[tuple[str, dict[str, Any]], ...] = (
+POLICY_FIELDSETS: _FieldsetSpec = (
     (
         "Policies",
         {

@@ -36,7 +36,7 @@ POLICY_READ_ONLY = ("fire_count", "paused_at", "paused_by")
 
 
 def policy_choice(field: str) -> serializers.ChoiceField:
-    help_text = RecurringSchedule._meta.get_field(field).help_text
+    help_text = getattr(RecurringSchedule._meta.get_field(field), "help_text", "")
     return serializers.ChoiceField(
         choices=CHOICES[field].choices,
         required=False,
