@@ -259,6 +259,13 @@ class ScheduledEvent(models.Model):
         return OutgoingTask(task_name=task_name, queue=queue, task_id=self.event_id, kwargs=kwargs)
 
     @classmethod
+    def hold_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
+        """Called by the sweep inside the batch's transaction, before publishing: the pks of
+        claimed rows it must not publish now. The model has written what becomes of each
+        (moved its due_at later, cancelled it), with its history. Default: none."""
+        return set()
+
+    @classmethod
     def after_batch(
         cls, *, delivered: list[Self], expired: list[Self], failed: list[Self], now: datetime
     ) -> None:

@@ -216,6 +216,8 @@ def sweep_batch(
         with CYCLIC_GC.paused(), transaction.atomic():
             cutoff = begin_batch(conf, now)
             claimed, rows = claim_batch(model, cutoff=cutoff, limit=allowance.rows, skip=set_aside)
+            kept_back = model.hold_back(rows, now=cutoff) if rows else set()
+            rows = [row for row in rows if row.pk not in kept_back] if kept_back else rows
             if not rows:
                 return BatchResult(claimed=claimed)
             plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)

@@ -23,6 +23,12 @@ from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_
 from scheduling.models import Status
 from scheduling.recurring.cron import CronError, time_zone
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.policy_admin import (
+    POLICY_FIELDSETS,
+    POLICY_READ_ONLY,
+    dst_outlook_html,
+    schedule_state,
+)
 from scheduling.recurring.services import (
     occurrence_ensure,
     occurrence_skip,
@@ -49,9 +55,10 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
         "next_fire",
         "last_fired_at",
         "version",
+        "state",  # policies: running, paused (the note), finished (max_fires)
     )
     list_editable = ("enabled",)
-    list_filter = ("enabled", "misfire_policy", "timezone", "template_timezone")
+    list_filter = ("enabled", "misfire_policy", "overlap_policy", "timezone", "template_timezone")
     search_fields = ("name", "cron", "task", "queue")
     readonly_fields = (
         "version",
@@ -61,6 +68,7 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
         "recent_occurrences",
         "created_at",
         "updated_at",
+        *POLICY_READ_ONLY,
     )
     fieldsets = (
         (None, {"fields": ("name", "enabled", "cron", "timezone", "fire_preview")}),
@@ -77,6 +85,7 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
                 )
             },
         ),
+        *POLICY_FIELDSETS,
         (
             "State",
             {
@@ -99,6 +108,14 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
             schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
         ).values("due_at")[:1]
         return super().get_queryset(request).annotate(next_fire_at=Subquery(next_fire))
+
+    @admin.display(description="State")
+    def state(self, obj: RecurringSchedule) -> str:
+        return schedule_state(obj)
+
+    @admin.display(description="At the next DST changes")
+    def dst_outlook(self, obj: RecurringSchedule) -> str:
+        return dst_outlook_html(obj)
 
     @admin.display(description="Target")
     def target(self, obj: RecurringSchedule) -> str:

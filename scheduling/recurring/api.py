@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery
+from django.utils import timezone as django_timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
@@ -25,13 +26,19 @@ from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_
 from scheduling.models import Status, iso_utc
 from scheduling.recurring.cron import time_zone
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.policy_api import (
+    POLICY_FIELDS,
+    POLICY_READ_ONLY,
+    SchedulePolicySerializer,
+    dst_outlook_body,
+)
 from scheduling.recurring.services import schedule_preview, schedule_trigger
 from scheduling.recurring.validation import schedule_errors
 
 PREVIEW_MAX = 1000
 
 
-class ScheduleSerializer(serializers.ModelSerializer):
+class ScheduleSerializer(SchedulePolicySerializer):  # + overlap, DST, max_fires, pause
     starts_at = StrictDateTimeField(
         required=False, help_text="Default: now. @every counts from here."
     )
@@ -78,8 +85,15 @@ class ScheduleSerializer(serializers.ModelSerializer):
             "next_fire_at",
             "created_at",
             "updated_at",
+            *POLICY_FIELDS,
         )
-        read_only_fields = ("version", "last_fired_at", "created_at", "updated_at")
+        read_only_fields = (
+            "version",
+            "last_fired_at",
+            "created_at",
+            "updated_at",
+            *POLICY_READ_ONLY,
+        )
 
     def validate_payload_template(self, value: Any) -> Any:
         # A form-encoded "null" is parsed after DRF's null check; the column is NOT NULL.
@@ -135,6 +149,17 @@ PreviewSerializer = inline_serializer(
             many=True,
         ),
     },
+)
+DstOutlookSerializer = inline_serializer(
+    "DstOutlook",
+    {
+        "at": serializers.DateTimeField(help_text="The change, UTC"),
+        "change": serializers.CharField(),
+        "policy": serializers.CharField(help_text="The DST policy that applies"),
+        "window": serializers.CharField(help_text="The local span listed"),
+        "fire_times": serializers.ListField(child=serializers.DateTimeField()),
+    },
+    many=True,
 )
 TriggerSerializer = inline_serializer(
     "ScheduleTrigger",
@@ -211,6 +236,17 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
         return Response(
             {"schedule": schedule.name, "timezone": schedule.timezone, "fire_times": fire_times}
         )
+
+    @extend_schema(
+        responses={200: DstOutlookSerializer},
+        summary="What the schedule does at its zone's next DST changes",
+        description="Each change, the DST policy that applies and the fire times around it; "
+        "empty for a zone without DST and for @every and @at.",
+    )
+    @action(detail=True, methods=["get"])
+    def dst(self, request: Request, name: str | None = None) -> Response:
+        schedule = self.get_object()
+        return Response(dst_outlook_body(schedule, now=django_timezone.now()))
 
     @extend_schema(
         request=None,

@@ -28,6 +28,8 @@ from scheduling.models import ScheduledEvent, Status, iso_utc
 from scheduling.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.recurring import cron
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
+from scheduling.recurring.policies import DstGapPolicy, DstRepeatPolicy, OverlapPolicy, track_pause
+from scheduling.recurring.policy_fields import SchedulePolicies
 from scheduling.recurring.templates import render
 from scheduling.recurring.validation import schedule_errors
 from scheduling.targets import task_queue
@@ -53,10 +55,18 @@ VERSIONED_FIELDS = (
     "misfire_policy",
     "max_lateness",
     "catchup_window",
+    # Overlap, DST, counted schedules and pauses (policies.py).
+    "overlap_policy",
+    "dst_gap_policy",
+    "dst_repeat_policy",
+    "max_fires",
+    "resume_policy",
 )
+# The sweep's to write: a form or API save never writes them back.
+SWEEP_FIELDS = ("last_fired_at", "fire_count")
 
 
-class RecurringSchedule(models.Model):
+class RecurringSchedule(SchedulePolicies):
     MisfirePolicy = MisfirePolicy
 
     name = models.SlugField(max_length=100, unique=True)
@@ -104,6 +114,7 @@ class RecurringSchedule(models.Model):
     )
     starts_at = models.DateTimeField(default=django_timezone.now)
     ends_at = models.DateTimeField(null=True, blank=True)
+
     version = models.PositiveIntegerField(default=1, editable=False)
     last_fired_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -135,9 +146,11 @@ class RecurringSchedule(models.Model):
         from scheduling.recurring.services import occurrence_ensure, occurrences_begin
 
         self.clean()
+        resume_from = track_pause(self)
         with transaction.atomic():
             if not self._state.adding:
-                self.next_fire_at = _due_at(_save_existing(self, *args, **kwargs))
+                saved = _save_existing(self, *args, resume_from=resume_from, **kwargs)
+                self.next_fire_at = _due_at(saved)
             elif self.pk is None:  # an INSERT: the schedule has no occurrence yet
                 super().save(*args, **kwargs)
                 self.next_fire_at = occurrences_begin(schedule=self)
@@ -173,7 +186,8 @@ class RecurringSchedule(models.Model):
 
     def next_fire_after(self, after: datetime) -> datetime | None:
         """The schedule's first fire time after `after`, within starts_at and ends_at."""
-        return _next_fire(self.cron, self.timezone, self.starts_at, self.ends_at, after)
+        policy = (self.dst_gap_policy, self.dst_repeat_policy)
+        return _next_fire(self.cron, self.timezone, self.starts_at, self.ends_at, after, policy)
 
     def clean(self) -> None:
         errors = schedule_errors(
@@ -197,7 +211,7 @@ def _due_at(occurrence: ScheduledOccurrence | None) -> datetime | None:
 
 
 def _save_existing(
-    schedule: RecurringSchedule, *args: Any, **kwargs: Any
+    schedule: RecurringSchedule, *args: Any, resume_from: datetime | None, **kwargs: Any
 ) -> ScheduledOccurrence | None:
     from scheduling.recurring.services import occurrence_ensure
 
@@ -206,13 +220,13 @@ def _save_existing(
         schedule.version = F("version") + 1
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], "version", "updated_at"}
-    # last_fired_at is the sweep's to write; a form save must not move it back.
+    # last_fired_at and fire_count are the sweep's to write; a form save must not move them.
     kwargs.setdefault(
         "update_fields",
         [
             field.name
             for field in schedule._meta.concrete_fields
-            if not field.primary_key and field.name not in ("last_fired_at", "created_at")
+            if not field.primary_key and field.name not in (*SWEEP_FIELDS, "created_at")
         ],
     )
     models.Model.save(schedule, *args, **kwargs)
@@ -221,16 +235,29 @@ def _save_existing(
         ScheduledOccurrence.objects.filter(schedule=schedule, manual=False).cancel(
             f"schedule changed (version {schedule.version})"
         )
-    return occurrence_ensure(schedule=schedule)
+    return occurrence_ensure(schedule=schedule, catch_up_from=resume_from)
 
 
 @lru_cache(maxsize=65536)
 def _next_fire(
-    expression: str, tz: str, starts_at: datetime, ends_at: datetime | None, after: datetime
+    expression: str,
+    tz: str,
+    starts_at: datetime,
+    ends_at: datetime | None,
+    after: datetime,
+    dst_policy: tuple[str, str] = (DstGapPolicy.SHIFT, DstRepeatPolicy.AUTO),
 ) -> datetime | None:
     # Pure, so cached: schedules sharing a cron and a fire time (a batch of them, typically)
     # compute it once.
-    fire = cron.next_fire(expression, max(after, starts_at - MICROSECOND), tz, anchor=starts_at)
+    gap, repeat = dst_policy
+    fire = cron.next_fire(
+        expression,
+        max(after, starts_at - MICROSECOND),
+        tz,
+        anchor=starts_at,
+        dst_gap=gap,
+        dst_repeat=repeat,
+    )
     if fire is None or (ends_at is not None and fire > ends_at):
         return None
     return fire
@@ -281,11 +308,19 @@ class ScheduledOccurrence(ScheduledEvent):
         ]
 
     @property
+    def fire_time(self) -> datetime:
+        """The fire time this occurrence stands for: its due_at, unless buffer_one held it past
+        that (overlap.py); then the time it was held from, which business_due_at keeps."""
+        if self.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE:
+            return self.business_time
+        return self.due_at
+
+    @property
     def fire_id(self) -> str:
         """Stable per fire time: `<name>-<unix seconds>`; a manual trigger has its own."""
         if self.manual:
             return f"{self.schedule.name}-manual-{self.pk}"
-        return f"{self.schedule.name}-{int(self.due_at.timestamp())}"
+        return f"{self.schedule.name}-{int(self.fire_time.timestamp())}"
 
     def is_stale(self) -> bool:
         schedule = self.schedule
@@ -300,10 +335,11 @@ class ScheduledOccurrence(ScheduledEvent):
         deadlines = []
         if schedule.max_lateness is not None:
             deadlines.append(self.due_at + schedule.max_lateness)
-        if schedule.misfire_policy == MisfirePolicy.SKIP and not self.manual:
+        if schedule.misfire_policy == MisfirePolicy.SKIP and not self.manual and not self.catch_up:
             grace = timedelta(seconds=recurring_settings().misfire_grace)
             deadlines.append(self.due_at + grace)
-        if schedule.misfire_policy == MisfirePolicy.FIRE_ALL and not self.manual:
+        # A catch_up row also comes from a resume with resume_policy catch_up, any policy.
+        if (schedule.misfire_policy == MisfirePolicy.FIRE_ALL or self.catch_up) and not self.manual:
             deadlines.append(self.due_at + schedule.catchup_window)
         return min(deadlines) if deadlines else None
 
@@ -312,11 +348,11 @@ class ScheduledOccurrence(ScheduledEvent):
         return {
             "id": self.fire_id,
             "schedule": schedule.name,
-            "scheduled_for": iso_utc(self.due_at),
+            "scheduled_for": iso_utc(self.fire_time),
             "manual": self.manual,
             "payload": render(
                 schedule.payload_template,
-                fire_time=self.due_at,
+                fire_time=self.fire_time,
                 tz=schedule.variables_timezone,
                 schedule_name=schedule.name,
             ),
@@ -328,6 +364,13 @@ class ScheduledOccurrence(ScheduledEvent):
             body = {**self.event_data(), "published_at": published_at}
             return OutgoingJson(queue=schedule.queue, body=body)
         return self.task_message(published_at, schedule.task, task_queue(schedule.task))
+
+    @classmethod
+    def hold_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
+        from scheduling.recurring.overlap import occurrences_hold_back
+
+        # Overlap policies: a fire whose predecessor is not handled is skipped or held.
+        return occurrences_hold_back(rows, now=now)
 
     @classmethod
     def after_batch(

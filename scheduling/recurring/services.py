@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, models, transaction
-from django.db.models import Exists, OuterRef, Q, Value
+from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
@@ -31,6 +31,7 @@ from scheduling.recurring.models import (
     RecurringSchedule,
     ScheduledOccurrence,
 )
+from scheduling.recurring.policies import finished
 from scheduling.recurring.sql import HOLD_SCHEDULES, INSERT_PENDING
 from scheduling.recurring.timeline import Successor, occurrence_successors, timeline_successors
 
@@ -53,6 +54,8 @@ def occurrences_chain(
     held = _hold_schedules(rows)
     # A catch-up row records its fire; only the head carries the timeline on.
     heads = [row for row in rows if row.schedule_id in held and not row.catch_up]
+    for row in heads:  # counted in this batch: max_fires reads the new count
+        row.schedule.fire_count = held[row.schedule_id]
     conf = recurring_settings()
     successors = [s for row in heads for s in occurrence_successors(row, now=now, conf=conf)]
     return insert_pending(successors)
@@ -86,23 +89,26 @@ def insert_pending(successors: Sequence[Successor]) -> int:
         return cursor.rowcount
 
 
-def _hold_schedules(rows: list[ScheduledOccurrence]) -> set[int]:
-    """Lock the rows' schedules and record their last fire; returns the ids held.
+def _hold_schedules(rows: list[ScheduledOccurrence]) -> dict[int, int]:
+    """Lock the rows' schedules and record their last fire and fire count; returns the ids
+    held, each with its fire count.
 
     SKIP LOCKED: a schedule locked by an editor is the editor's to materialise (see the
     module docstring); waiting for it could deadlock on the occurrences this batch holds.
     """
     if not rows:
-        return set()
+        return {}
     if connection.vendor != "postgresql":
         held = _lock_schedules({row.schedule_id for row in rows})
         _record_last_fired([r for r in rows if r.schedule_id in held])
-        return held
+        counts = RecurringSchedule.objects.filter(pk__in=held).values_list("pk", "fire_count")
+        return dict(counts)
     ids = [row.schedule_id for row in rows]
     fired = [row.due_at if row.status == Status.DELIVERED else None for row in rows]
+    first = [row.attempts == 0 for row in rows]  # attempts counts earlier publications
     with connection.cursor() as cursor:
-        cursor.execute(HOLD_SCHEDULES, [ids, fired, ids])
-        return {schedule_id for (schedule_id,) in cursor.fetchall()}
+        cursor.execute(HOLD_SCHEDULES, [ids, fired, first, ids])
+        return dict(cursor.fetchall())
 
 
 def _lock_schedules(ids: set[int]) -> set[int]:
@@ -115,6 +121,10 @@ def _record_last_fired(rows: list[ScheduledOccurrence]) -> None:
     for row in rows:
         if row.status == Status.DELIVERED:
             by_time[row.due_at].append(row.schedule_id)
+            if row.attempts == 0:  # a first publication is a fire
+                RecurringSchedule.objects.filter(pk=row.schedule_id).update(
+                    fire_count=F("fire_count") + 1
+                )
     for fired, ids in by_time.items():
         value = Value(fired, output_field=models.DateTimeField())
         RecurringSchedule.objects.filter(pk__in=ids).update(
@@ -134,18 +144,26 @@ def _occurrence(
     )
 
 
-def occurrence_ensure(*, schedule: RecurringSchedule) -> ScheduledOccurrence | None:
+def occurrence_ensure(
+    *, schedule: RecurringSchedule, catch_up_from: datetime | None = None
+) -> ScheduledOccurrence | None:
     """Give an enabled schedule its pending occurrence if it has none (and, for a fire_all
     catch-up, the missed ones before it); call with the schedule row locked (after updating
-    it), inside a transaction."""
-    if not schedule.enabled:
+    it), inside a transaction. `catch_up_from`: a resume with resume_policy catch_up, which
+    publishes the fire times after it within the catch-up window."""
+    if not schedule.enabled or finished(schedule):
         return None
     pending = schedule.occurrences.filter(status=Status.PENDING, manual=False, catch_up=False)
     # Waits for a sweep delivering the pending row; once it commits, the row is delivered.
     current = pending.select_for_update(of=("self",)).first()
     if current is not None:
         return current
-    successors = _next_successors(schedule, django_timezone.now())
+    now = django_timezone.now()
+    successors = (
+        _resume_successors(schedule, catch_up_from, now)
+        if catch_up_from is not None
+        else _next_successors(schedule, now)
+    )
     if not successors:
         return None
     # The head first: if a sweep that held the schedule before us inserted one meanwhile,
@@ -161,7 +179,7 @@ def occurrences_begin(*, schedule: RecurringSchedule) -> datetime | None:
 
     Nothing to read or lock first: no sweep sees the schedule before it commits, so it has no
     occurrence yet (the reads occurrence_ensure makes cost a creation five of its queries)."""
-    if not schedule.enabled:
+    if not schedule.enabled or finished(schedule):
         return None
     successors = _next_successors(schedule, django_timezone.now(), new=True)
     if not successors:
@@ -205,6 +223,18 @@ def _next_successors(
     return [Successor(schedule.pk, schedule.version, fire, 0)] if fire is not None else []
 
 
+def _resume_successors(
+    schedule: RecurringSchedule, paused_at: datetime, now: datetime
+) -> list[Successor]:
+    """A resume with resume_policy catch_up: the fire times since the pause (or the last fire
+    after it), within the catch-up window, as a catch-up, then the next one."""
+    after = max(paused_at, _last_fire(schedule) or paused_at)
+    conf = recurring_settings()
+    return timeline_successors(
+        schedule, after=after, missed_run=0, now=now, conf=conf, catch_up=True
+    )
+
+
 def _last_fire(schedule: RecurringSchedule) -> datetime | None:
     happened = (Status.DELIVERED, Status.EXPIRED, Status.FAILED)
     rows = schedule.occurrences.filter(manual=False, status__in=happened).order_by("-due_at")
@@ -225,6 +255,7 @@ def schedules_repair(*, limit: int = 10_000) -> int:
         schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
     )
     broken = RecurringSchedule.objects.filter(enabled=True).exclude(Exists(has_pending))
+    broken = broken.exclude(max_fires__isnull=False, fire_count__gte=F("max_fires"))
     unfinished = broken.filter(Q(ends_at__isnull=True) | Q(ends_at__gt=Now()))
     repaired = 0
     for pk in unfinished.order_by("pk").values_list("pk", flat=True)[:limit]:
@@ -286,6 +317,6 @@ def occurrence_skip(*, occurrence: ScheduledOccurrence) -> bool:
         ):
             return True
         fire = schedule.next_fire_after(occurrence.due_at)
-        if fire is not None and schedule.enabled:
+        if fire is not None and schedule.enabled and not finished(schedule):
             _occurrence(schedule, fire).save()
         return True

@@ -11,14 +11,22 @@ FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::integer[], %s::b
 ON CONFLICT DO NOTHING
 """
 
-# GREATEST ignores NULLs: an expired row (fired NULL) leaves last_fired_at as it is.
+# GREATEST ignores NULLs: an expired row (fired NULL) leaves last_fired_at as it is. Grouped
+# first: UPDATE ... FROM uses one joined row per target, and a catch-up fires several at once.
+# fire_count counts first publications only (a retried row was counted when it first fired).
 HOLD_SCHEDULES = """
 UPDATE recurring_schedule AS schedule
-SET last_fired_at = GREATEST(schedule.last_fired_at, fire.fired_at)
-FROM unnest(%s::bigint[], %s::timestamptz[]) AS fire(schedule_id, fired_at)
+SET last_fired_at = GREATEST(schedule.last_fired_at, fire.fired_at),
+    fire_count = schedule.fire_count + fire.fires
+FROM (
+    SELECT schedule_id, max(fired_at) AS fired_at,
+        count(*) FILTER (WHERE fired_at IS NOT NULL AND first) AS fires
+    FROM unnest(%s::bigint[], %s::timestamptz[], %s::boolean[]) AS f(schedule_id, fired_at, first)
+    GROUP BY schedule_id
+) AS fire
 WHERE schedule.id = fire.schedule_id AND schedule.id IN (
     SELECT id FROM recurring_schedule WHERE id = ANY(%s::bigint[])
     ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
 )
-RETURNING schedule.id
+RETURNING schedule.id, schedule.fire_count
 """

@@ -13,6 +13,7 @@ from scheduling.recurring.models import (
     RecurringSchedule,
     ScheduledOccurrence,
 )
+from scheduling.recurring.policies import fires_left
 
 
 class Successor(NamedTuple):
@@ -44,24 +45,26 @@ def timeline_successors(
     missed_run: int,
     now: datetime,
     conf: RecurringSettings,
+    catch_up: bool = False,
 ) -> list[Successor]:
     """The schedule's fire times after `after` that are due by the misfire policy, then its
-    next one; empty when the schedule has ended. The last one returned is the head."""
+    next one; empty when the schedule has ended. The last one returned is the head.
+    `catch_up`: every missed fire time within the catch-up window, whatever the policy (a
+    resume with resume_policy catch_up). Never more than the fires max_fires leaves."""
+    catch_up = catch_up or schedule.misfire_policy == MisfirePolicy.FIRE_ALL
+    left = fires_left(schedule)
     missed_before = now - timedelta(seconds=conf.misfire_grace)
-    fire = schedule.next_fire_after(max(after, _floor(schedule, now, missed_before) - MICROSECOND))
-    if fire is None:
+    floor = _floor(schedule, now, missed_before, catch_up)
+    fire = schedule.next_fire_after(max(after, floor - MICROSECOND))
+    if fire is None or left == 0:
         return []
-    if fire >= missed_before or schedule.misfire_policy != MisfirePolicy.FIRE_ALL:
+    if fire >= missed_before or not catch_up:
         run = missed_run + 1 if fire < missed_before else 0
         return [Successor(schedule.pk, schedule.version, fire, run)]
     # A catch-up: every missed fire time up to now, and the next one. A long one goes in
     # chunks: the chunk's last row is the head, and delivering it inserts the next chunk.
-    times = [fire]
-    while times[-1] <= now and len(times) < conf.catch_up_chunk:
-        following = schedule.next_fire_after(times[-1])
-        if following is None:
-            break
-        times.append(following)
+    chunk = conf.catch_up_chunk if left is None else min(conf.catch_up_chunk, left)
+    times = _catch_up_times(schedule, fire, now=now, chunk=chunk)
     last = len(times) - 1
     return [
         Successor(
@@ -75,10 +78,25 @@ def timeline_successors(
     ]
 
 
-def _floor(schedule: RecurringSchedule, now: datetime, missed_before: datetime) -> datetime:
+def _catch_up_times(
+    schedule: RecurringSchedule, fire: datetime, *, now: datetime, chunk: int
+) -> list[datetime]:
+    """From a missed fire time, those after it up to now and the next one, `chunk` at most."""
+    times = [fire]
+    while times[-1] <= now and len(times) < chunk:
+        following = schedule.next_fire_after(times[-1])
+        if following is None:
+            break
+        times.append(following)
+    return times
+
+
+def _floor(
+    schedule: RecurringSchedule, now: datetime, missed_before: datetime, catch_up: bool
+) -> datetime:
     """The earliest fire time still worth publishing now."""
     floors = [now - schedule.max_lateness] if schedule.max_lateness is not None else []
-    if schedule.misfire_policy == MisfirePolicy.FIRE_ALL:
+    if catch_up:
         floors.append(now - schedule.catchup_window)
     else:
         floors.append(missed_before)

@@ -34,6 +34,13 @@ def form_data(**fields):
         "catchup_window": "P1D",
         "max_lateness": "",
         "template_timezone": "",
+        # The policies, as the form renders them by default.
+        "overlap_policy": "allow",
+        "dst_gap_policy": "shift",
+        "dst_repeat_policy": "auto",
+        "max_fires": "",
+        "resume_policy": "skip",
+        "paused_note": "",
     }
     return {**data, **fields}
 

@@ -22,11 +22,13 @@ Grammar, in short:
 - `@every <duration>` (`90m`, `1h30m`, `24h`, `45s`, `2d`): elapsed time from the anchor;
 - `@at <ISO 8601>` or `@at <epoch seconds>`: fires once.
 
-DST (wall times are the schedule zone's):
-- a wall time the clocks skip (spring gap) fires at the first instant after the jump;
+DST (wall times are the schedule zone's), each rule a schedule's policy may override:
+- a wall time the clocks skip (spring gap) fires at the first instant after the jump
+  (`dst_gap="shift"`, the default) or not at all (`"skip"`);
 - in a repeated hour (autumn overlap) an interval-style expression, one whose minute or hour
   field starts with `*` (Vixie cron's test: `*/15 * * * *`, `0 * * * *`, `0 */2 * * *`),
-  fires on both passes, by elapsed time; any other expression fires once, on the first pass.
+  fires on both passes, by elapsed time; any other expression fires once, on the first pass
+  (`dst_repeat="auto"`, the default; `"once"` and `"twice"` choose for every expression).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from scheduling.recurring.cron.dst import next_cron, time_zone, to_utc
+from scheduling.recurring.cron.dst import Transition, next_cron, next_transitions, time_zone, to_utc
 from scheduling.recurring.cron.parsing import parse
 from scheduling.recurring.cron.plan import CronError, Plan
 from scheduling.recurring.cron.search import next_every
@@ -42,8 +44,10 @@ from scheduling.recurring.cron.search import next_every
 __all__ = [
     "CronError",
     "Plan",
+    "Transition",
     "fire_times",
     "next_fire",
+    "next_transitions",
     "parse",
     "time_zone",
     "to_utc",
@@ -54,9 +58,18 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def next_fire(
-    expression: str, after: datetime, tz: str, *, anchor: datetime | None = None
+    expression: str,
+    after: datetime,
+    tz: str,
+    *,
+    anchor: datetime | None = None,
+    dst_gap: str = "shift",
+    dst_repeat: str = "auto",
 ) -> datetime | None:
-    """The first fire time strictly after `after` (aware UTC), or None if there is none."""
+    """The first fire time strictly after `after` (aware UTC), or None if there is none.
+
+    `dst_gap` ("shift" or "skip") and `dst_repeat` ("auto", "once" or "twice") are the DST
+    policy of a cron expression; @every and @at count elapsed time and ignore them."""
     plan = parse(expression)
     zone = time_zone(tz)
     if plan.every is not None:
@@ -64,16 +77,24 @@ def next_fire(
     if plan.at is not None:
         instant = plan.at if plan.at.tzinfo else to_utc(plan.at, zone)
         return instant.astimezone(UTC) if instant > after else None
-    return next_cron(plan, after, zone)
+    twice = None if dst_repeat == "auto" else dst_repeat == "twice"
+    return next_cron(plan, after, zone, skip_gap=dst_gap == "skip", twice=twice)
 
 
 def fire_times(
-    expression: str, after: datetime, tz: str, *, anchor: datetime | None = None
+    expression: str,
+    after: datetime,
+    tz: str,
+    *,
+    anchor: datetime | None = None,
+    dst_gap: str = "shift",
+    dst_repeat: str = "auto",
 ) -> Iterator[datetime]:
     """Every fire time after `after`, in order (possibly endless)."""
     current: datetime | None = after
+    policy = {"dst_gap": dst_gap, "dst_repeat": dst_repeat}
     while current is not None:
-        current = next_fire(expression, current, tz, anchor=anchor)
+        current = next_fire(expression, current, tz, anchor=anchor, **policy)
         if current is not None:
             yield current
 

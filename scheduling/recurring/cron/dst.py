@@ -1,12 +1,14 @@
-"""Time zones and the DST policy: a matching wall time becomes an instant, a skipped one fires
-at the first instant after the jump, and in a repeated hour an interval-style plan fires on
-both passes (see the package docstring)."""
+"""Time zones and the DST policy: a matching wall time becomes an instant; one the clocks skip
+fires at the first instant after the jump (gap "shift", the default) or not at all ("skip");
+in a repeated hour a plan fires on both passes ("twice") or on the first ("once"), by default
+both for an interval-style plan only (see the package docstring)."""
 
 from __future__ import annotations
 
 import zoneinfo
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from scheduling.recurring.cron.plan import CronError, Plan
 from scheduling.recurring.cron.search import SECOND, next_wall
@@ -26,13 +28,25 @@ def _zone_names() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones())
 
 
-def next_cron(plan: Plan, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime | None:
-    """Wall times walk forward; an interval-style plan asked from the first pass of a repeated
-    hour also has the second pass ahead of it, which wall times alone do not show."""
-    second_pass = _second_pass_fire(plan, after, zone) if plan.interval else None
+def next_cron(
+    plan: Plan,
+    after: datetime,
+    zone: zoneinfo.ZoneInfo,
+    *,
+    skip_gap: bool = False,
+    twice: bool | None = None,
+) -> datetime | None:
+    """Wall times walk forward; a plan firing twice, asked from the first pass of a repeated
+    hour, also has the second pass ahead of it, which wall times alone do not show.
+
+    `skip_gap`: a wall time the clocks skip does not fire; `twice`: a repeated wall time fires
+    on both passes (None: only for an interval-style plan)."""
+    twice = plan.interval if twice is None else twice
+    second_pass = _second_pass_fire(plan, after, zone) if twice else None
     wall = after.astimezone(zone).replace(tzinfo=None)
     while (candidate := next_wall(plan, wall)) is not None:
-        instant = _instant(candidate, zone, after, plan.interval)
+        skipped = skip_gap and not exists(candidate, zone)
+        instant = None if skipped else _instant(candidate, zone, after, twice)
         if instant is not None:
             return instant if second_pass is None else min(instant, second_pass)
         wall = candidate
@@ -40,15 +54,15 @@ def next_cron(plan: Plan, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime 
 
 
 def _instant(
-    wall: datetime, zone: zoneinfo.ZoneInfo, after: datetime, interval: bool
+    wall: datetime, zone: zoneinfo.ZoneInfo, after: datetime, twice: bool
 ) -> datetime | None:
     """The instant a matching wall time fires at, if after `after`: its first occurrence; in
-    an overlap asked from the second pass, an interval-style plan's second occurrence."""
+    an overlap asked from the second pass, the second occurrence of a plan firing twice."""
     first = to_utc(wall, zone)
     if first > after:
         return first
     second = wall.replace(tzinfo=zone, fold=1).astimezone(UTC)
-    return second if interval and second > after else None
+    return second if twice and second > after else None
 
 
 def _second_pass_fire(plan: Plan, after: datetime, zone: zoneinfo.ZoneInfo) -> datetime | None:
@@ -87,12 +101,44 @@ def _transition(before: datetime, after: datetime, zone: zoneinfo.ZoneInfo) -> d
     return after
 
 
+def exists(wall: datetime, zone: zoneinfo.ZoneInfo) -> bool:
+    """False for a wall time the clocks skip (a spring gap)."""
+    instant = wall.replace(tzinfo=zone, fold=0).astimezone(UTC)
+    return instant.astimezone(zone).replace(tzinfo=None) == wall
+
+
 def to_utc(wall: datetime, zone: zoneinfo.ZoneInfo) -> datetime:
     """The instant of a naive wall time: fold=0 (the first) in an overlap; in a gap, the
     first instant after the jump."""
-    aware = wall.replace(tzinfo=zone, fold=0)
-    instant = aware.astimezone(UTC)
-    if instant.astimezone(zone).replace(tzinfo=None) == wall:
-        return instant
+    if exists(wall, zone):
+        return wall.replace(tzinfo=zone, fold=0).astimezone(UTC)
     candidates = sorted(wall.replace(tzinfo=zone, fold=fold).astimezone(UTC) for fold in (0, 1))
     return _transition(candidates[0], candidates[1], zone)
+
+
+class Transition(NamedTuple):
+    """A change of a zone's UTC offset: the first instant of the new one."""
+
+    at: datetime
+    offset_before: timedelta
+    offset_after: timedelta
+
+    @property
+    def forward(self) -> bool:
+        """Clocks go forward (a gap) rather than back (a repeated hour)."""
+        return self.offset_after > self.offset_before
+
+
+def next_transitions(zone: zoneinfo.ZoneInfo, after: datetime, count: int) -> list[Transition]:
+    """The zone's next `count` offset changes after `after`, looked for over a year and a day
+    (a zone may have none)."""
+    found: list[Transition] = []
+    day = timedelta(days=1)
+    start = after
+    while len(found) < count and start < after + timedelta(days=367):
+        before, following = start.astimezone(zone).utcoffset(), (start + day).astimezone(zone)
+        if following.utcoffset() != before and before is not None:
+            at = _transition(start, start + day, zone)
+            found.append(Transition(at, before, at.astimezone(zone).utcoffset() or before))
+        start += day
+    return found

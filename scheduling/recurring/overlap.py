@@ -1,0 +1,167 @@
+"""Overlap policies, applied by the sweep before it publishes a batch (the hold_back hook): a
+timeline fire due while the schedule's previous fire is not handled yet is
+
+- `skip`: cancelled, its reason naming the policy and the occurrence it waited for (in its
+  `cancel_reason` and its `cancelled` history entry), and the timeline goes on to the next fire;
+- `buffer_one`: held, pending: its due_at moves a recheck later (business_due_at keeps its fire
+  time, which its id and payload keep too), one `rescheduled` entry says why; once the
+  predecessor is handled it is published. Only one waits: the timeline goes on from it once it
+  is published, so the fire times that passed meanwhile are not sent, and catch-up rows behind
+  it are skipped.
+
+A skipped fire stays a row, cancelled with its reason, so the schedule's occurrence list (admin,
+API) shows every fire time and what became of it, where an operator already looks.
+
+"Not handled" is a published timeline occurrence without `handled_at` (or back to pending for a
+retry after a failed handling), published less than the handling timeout ago: past it, as the
+reconciliation would, the predecessor is given up on and no longer holds anything back.
+Manual triggers and republished rows are never held.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce, Now
+
+from scheduling.history import bulk
+from scheduling.history.models import Kind
+from scheduling.models import Status, iso_utc
+from scheduling.recurring.models import ScheduledOccurrence
+from scheduling.recurring.policies import OverlapPolicy
+
+# How often a held fire looks at its predecessor again: the sweep's default tick.
+RECHECK = timedelta(seconds=1)
+
+
+class Predecessor(NamedTuple):
+    pk: int
+    due_at: datetime
+
+
+def occurrences_hold_back(rows: Sequence[ScheduledOccurrence], *, now: datetime) -> set[int]:
+    """The claimed rows not to publish now, each skipped or held as its policy says."""
+    candidates = [row for row in rows if _subject_to_overlap(row)]
+    held = _skip_or_buffer(candidates, now=now) if candidates else set()
+    preload_fire_times([row for row in rows if row.pk not in held])
+    return held
+
+
+def _skip_or_buffer(candidates: list[ScheduledOccurrence], *, now: datetime) -> set[int]:
+    waiting_for = _unhandled_predecessors({row.schedule_id for row in candidates}, now=now)
+    skipped: list[tuple[ScheduledOccurrence, Predecessor]] = []
+    buffered: list[tuple[ScheduledOccurrence, Predecessor]] = []
+    for group in _by_schedule(candidates).values():
+        blocker = waiting_for.get(group[0].schedule_id)
+        # Rows of one batch follow one another: each waits for the one before it.
+        blocked = group if blocker is not None else group[1:]
+        blocker = blocker or Predecessor(group[0].pk, group[0].due_at)
+        if not blocked:
+            continue
+        if group[0].schedule.overlap_policy == OverlapPolicy.BUFFER_ONE:
+            buffered.append((blocked[0], blocker))
+            blocked = blocked[1:]
+        skipped.extend((row, blocker) for row in blocked)
+    _skip(skipped, now=now)
+    _buffer(buffered, now=now)
+    return {row.pk for row, _ in [*skipped, *buffered]}
+
+
+def _subject_to_overlap(row: ScheduledOccurrence) -> bool:
+    # attempts counts publications: a row published before was let through already.
+    return (
+        row.schedule.overlap_policy != OverlapPolicy.ALLOW
+        and not row.manual
+        and row.attempts == 0
+        and not row.is_stale()
+    )
+
+
+def _by_schedule(
+    rows: Sequence[ScheduledOccurrence],
+) -> dict[int, list[ScheduledOccurrence]]:
+    groups: dict[int, list[ScheduledOccurrence]] = defaultdict(list)
+    for row in sorted(rows, key=lambda row: (row.due_at, row.pk)):
+        groups[row.schedule_id].append(row)
+    return groups
+
+
+def _unhandled_predecessors(schedule_ids: set[int], *, now: datetime) -> dict[int, Predecessor]:
+    """Per schedule, its latest published timeline occurrence still awaiting handling."""
+    timeout = timedelta(seconds=ScheduledOccurrence.get_handling_timeout())
+    published = Q(status=Status.DELIVERED) | Q(status=Status.PENDING, attempts__gt=0)
+    rows = (
+        ScheduledOccurrence.objects.filter(published, schedule_id__in=schedule_ids)
+        .filter(manual=False, handled_at__isnull=True, delivered_at__gt=now - timeout)
+        .order_by("due_at")
+        .values_list("schedule_id", "pk", "due_at")
+    )
+    return {schedule_id: Predecessor(pk, due_at) for schedule_id, pk, due_at in rows}
+
+
+def _reason(policy: str, blocker: Predecessor) -> str:
+    return (
+        f"overlap_policy {policy}: occurrence {blocker.pk} "
+        f"(due {iso_utc(blocker.due_at)}) not handled yet"
+    )
+
+
+def _skip(skipped: list[tuple[ScheduledOccurrence, Predecessor]], *, now: datetime) -> None:
+    """Cancel the skipped rows with their reason, then carry their timelines on."""
+    from scheduling.recurring.services import occurrences_chain
+
+    for row, blocker in skipped:
+        reason = _reason(OverlapPolicy.SKIP, blocker)
+        values = {"status": Status.CANCELLED, "cancel_reason": reason, "cancelled_at": Now()}
+        detail = {"overlap_policy": OverlapPolicy.SKIP.value, "waiting_for": blocker.pk}
+        rows = ScheduledOccurrence.objects.filter(pk=row.pk, status=Status.PENDING)
+        bulk.apply(rows, bulk.Change(Kind.CANCELLED, values, detail))
+        row.status = Status.CANCELLED
+    # Cancelled first: the successor of a head would otherwise meet it in the one-pending index.
+    occurrences_chain(delivered=[], expired=[row for row, _ in skipped], now=now)
+
+
+def _buffer(buffered: list[tuple[ScheduledOccurrence, Predecessor]], *, now: datetime) -> None:
+    """Move each held row a recheck later; the first hold of a row is recorded, not the rest."""
+    if not buffered:
+        return
+    ids = [row.pk for row, _ in buffered]
+    already = set(
+        ScheduledOccurrence.objects.filter(pk__in=ids, business_due_at__isnull=False).values_list(
+            "pk", flat=True
+        )
+    )
+    values = {
+        "due_at": now + RECHECK,
+        "business_due_at": Coalesce(F("business_due_at"), F("due_at")),
+    }
+    ScheduledOccurrence.objects.filter(pk__in=already).update(**values)
+    for row, blocker in buffered:
+        if row.pk in already:
+            continue
+        detail = {
+            "reason": _reason(OverlapPolicy.BUFFER_ONE, blocker),
+            "overlap_policy": OverlapPolicy.BUFFER_ONE.value,
+            "waiting_for": blocker.pk,
+        }
+        rows = ScheduledOccurrence.objects.filter(pk=row.pk)
+        bulk.apply(rows, bulk.Change(Kind.RESCHEDULED, values, detail))
+
+
+def preload_fire_times(rows: Sequence[ScheduledOccurrence]) -> None:
+    """business_due_at is left out of the claim; buffer_one rows read it for their fire time:
+    one query for the batch instead of one per row."""
+    wanted = [row for row in rows if row.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE]
+    if not wanted:
+        return
+    stored = dict(
+        ScheduledOccurrence.objects.filter(pk__in=[row.pk for row in wanted]).values_list(
+            "pk", "business_due_at"
+        )
+    )
+    for row in wanted:
+        row.business_due_at = stored.get(row.pk)

@@ -1,0 +1,72 @@
+"""The schedule admin's policy sections (policies.py): overlap, DST with what the schedule will
+do at its zone's next DST changes, max_fires and its count, the pause and its note."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.utils import timezone as django_timezone
+from django.utils.html import escape, format_html, format_html_join
+
+from scheduling.recurring.cron import CronError
+from scheduling.recurring.dst_outlook import dst_outlook, local
+from scheduling.recurring.models import RecurringSchedule
+from scheduling.recurring.policies import finished
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
+
+POLICY_READ_ONLY = ("fire_count", "paused_at", "paused_by", "state", "dst_outlook")
+POLICY_FIELDSETS: _FieldsetSpec = (
+    (
+        "Policies",
+        {
+            "fields": (
+                "overlap_policy",
+                "dst_gap_policy",
+                "dst_repeat_policy",
+                "dst_outlook",
+                "max_fires",
+                "fire_count",
+            )
+        },
+    ),
+    ("Pause", {"fields": ("state", "paused_note", "paused_at", "paused_by", "resume_policy")}),
+)
+
+
+def schedule_state(schedule: RecurringSchedule) -> str:
+    """running, paused (with its note), or finished (its max_fires spent)."""
+    if finished(schedule):
+        return f"finished: fired {schedule.fire_count} of {schedule.max_fires} times"
+    if not schedule.enabled:
+        note = f": {schedule.paused_note}" if schedule.paused_note else ""
+        return f"paused{note}"
+    if schedule.max_fires is not None:
+        return f"running: fired {schedule.fire_count} of {schedule.max_fires} times"
+    return "running"
+
+
+def dst_outlook_html(schedule: RecurringSchedule) -> str:
+    """Each of the zone's next DST changes: the policy that applies and the fire times near it."""
+    if schedule.pk is None:
+        return "Save the schedule to see it."
+    try:
+        outlooks = dst_outlook(schedule, now=django_timezone.now())
+    except CronError as exc:
+        return escape(str(exc))
+    if not outlooks:
+        return escape("No DST change ahead in this zone, or the expression counts elapsed time.")
+    items = (
+        (
+            outlook.change,
+            outlook.policy,
+            outlook.window,
+            ", ".join(local(fire, schedule) for fire in outlook.fire_times) or "none",
+        )
+        for outlook in outlooks
+    )
+    return format_html(
+        '<ul class="dst-outlook">{}</ul>',
+        format_html_join("", "<li>{}; {}. Fire times from {}: {}</li>", items),
+    )
