@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
+from scheduling.calendars.models import Calendar
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
 from scheduling.policy import own_or_setting, validate_policy
@@ -39,6 +40,7 @@ __all__ = [
     "SCHEDULING_FIELDS",
     "STATE_FIELDS",
     "STORABLE_FROM",
+    "Calendar",
     "EventHistory",
     "LateRetryError",
     "ScheduledEvent",

@@ -21,12 +21,13 @@ from typing import Any, ClassVar, Self
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
 from django.utils import timezone as django_timezone
 
 from scheduling.models import ScheduledEvent, Status, iso_utc
 from scheduling.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.recurring import cron
+from scheduling.recurring.calendars import CALENDARS_FORM, CalendarPolicy, calendar_fire
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
 from scheduling.recurring.templates import render
 from scheduling.recurring.validation import schedule_errors
@@ -42,7 +43,17 @@ class MisfirePolicy(models.TextChoices):
 
 
 # Changing any of these moves the fire times or the target: the schedule is checked again.
-TIMELINE_FIELDS = ("cron", "timezone", "task", "queue", "starts_at", "ends_at", "enabled")
+TIMELINE_FIELDS = (
+    "cron",
+    "timezone",
+    "task",
+    "queue",
+    "starts_at",
+    "ends_at",
+    "enabled",
+    "calendars",
+    "calendar_policy",
+)
 # Changing any of these (every field a person edits) bumps the version and replaces the
 # pending occurrences: one created under an older version is never published.
 VERSIONED_FIELDS = (
@@ -58,6 +69,7 @@ VERSIONED_FIELDS = (
 
 class RecurringSchedule(models.Model):
     MisfirePolicy = MisfirePolicy
+    CalendarPolicy = CalendarPolicy
 
     name = models.SlugField(max_length=100, unique=True)
     cron = models.CharField(
@@ -101,6 +113,21 @@ class RecurringSchedule(models.Model):
         help_text="fire_all: after downtime or a past starts_at, every fire time missed within "
         "this much before now is published, each with its own processTime; older ones are "
         "skipped. Default one day.",
+    )
+    # Calendars (scheduling.calendars) whose excluded spans hold back fire times.
+    calendars = models.JSONField(
+        default=list,
+        blank=True,
+        db_default=Value([], models.JSONField()),
+        help_text=f"Fire times these calendars exclude are skipped or moved: {CALENDARS_FORM}.",
+    )
+    calendar_policy = models.CharField(
+        max_length=8,
+        choices=CalendarPolicy.choices,
+        default=CalendarPolicy.SKIP,
+        db_default=CalendarPolicy.SKIP,
+        help_text="skip: a fire time in an excluded span does not fire; move: it fires at the "
+        "span's end (one fire for all those in the span).",
     )
     starts_at = models.DateTimeField(default=django_timezone.now)
     ends_at = models.DateTimeField(null=True, blank=True)
@@ -172,7 +199,14 @@ class RecurringSchedule(models.Model):
         return self.template_timezone or self.timezone
 
     def next_fire_after(self, after: datetime) -> datetime | None:
-        """The schedule's first fire time after `after`, within starts_at and ends_at."""
+        """The schedule's first fire time after `after`, within starts_at and ends_at, as its
+        calendars leave it (a moved fire may come after ends_at)."""
+        if self.calendars:
+            return calendar_fire(self.cron_fire_after, self, after)
+        return self.cron_fire_after(after)
+
+    def cron_fire_after(self, after: datetime) -> datetime | None:
+        """The cron's own first fire time after `after`, before any calendar."""
         return _next_fire(self.cron, self.timezone, self.starts_at, self.ends_at, after)
 
     def clean(self) -> None:
@@ -189,6 +223,7 @@ def _snapshot(schedule: RecurringSchedule) -> dict[str, Any]:
     # A deep copy: a payload edited in place must still compare as changed.
     loaded = {name: getattr(schedule, name) for name in VERSIONED_FIELDS}
     loaded["payload_template"] = copy.deepcopy(loaded["payload_template"])
+    loaded["calendars"] = copy.deepcopy(loaded["calendars"])
     return loaded
 
 
