@@ -37,7 +37,10 @@ def text_list(field: str) -> serializers.ListField:
 
 
 class StepSerializer(serializers.Serializer):
-    op = serializers.ChoiceField(choices=OPERATIONS)
+    op = serializers.ChoiceField(
+        choices=OPERATIONS,
+        error_messages={"invalid_choice": 'Enter "include" or "exclude"; got "{input}".'},
+    )
     calendar = serializers.SlugField(max_length=100)
 
 
