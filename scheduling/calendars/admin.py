@@ -16,8 +16,8 @@ from django.utils.html import format_html, format_html_join
 
 from scheduling.admin.audit import AuditedAdmin
 from scheduling.calendars.forms import LinesField, NamesField, StepsField
-from scheduling.calendars.models import Calendar
-from scheduling.calendars.parsing import FORMS, parse_timezone
+from scheduling.calendars.models import EDITABLE_FIELDS, Calendar
+from scheduling.calendars.parsing import parse_timezone
 from scheduling.calendars.references import calendar_users
 from scheduling.calendars.rules import CalendarError, CalendarRules
 
@@ -39,7 +39,7 @@ class CalendarForm(forms.ModelForm):
 
     class Meta:
         model = Calendar
-        fields = ("name", "description", "timezone", *FORMS.keys())
+        fields = EDITABLE_FIELDS
 
 
 class CalendarAdmin(AuditedAdmin):  # saving one recomputes the fire times of its schedules
@@ -48,19 +48,7 @@ class CalendarAdmin(AuditedAdmin):  # saving one recomputes the fire times of it
     search_fields = ("name", "description")
     list_filter = ("timezone",)
     readonly_fields = ("excluded_spans", "created_at", "updated_at")
-    fields = (
-        "name",
-        "description",
-        "timezone",
-        "holidays",
-        "holiday_rules",
-        "daily_windows",
-        "weekdays",
-        "composition",
-        "excluded_spans",
-        "created_at",
-        "updated_at",
-    )
+    fields = (*EDITABLE_FIELDS, "excluded_spans", "created_at", "updated_at")
 
     @admin.display(description="Next excluded span")
     def next_span(self, obj: Calendar) -> str:

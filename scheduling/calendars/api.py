@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from scheduling.api.defaults import FrameworkViewDefaults
 from scheduling.api.views import ModelViewPermission, as_bad_request
-from scheduling.calendars.models import Calendar, calendar_errors
+from scheduling.calendars.models import EDITABLE_FIELDS, Calendar, calendar_errors
 from scheduling.calendars.parsing import FORMS, OPERATIONS, parse_timezone
 from scheduling.calendars.rules import CalendarError
 from scheduling.parsing import parse_aware_datetime
@@ -59,18 +59,7 @@ class CalendarSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Calendar
-        fields = (
-            "name",
-            "description",
-            "timezone",
-            "holidays",
-            "holiday_rules",
-            "daily_windows",
-            "weekdays",
-            "composition",
-            "created_at",
-            "updated_at",
-        )
+        fields = (*EDITABLE_FIELDS, "created_at", "updated_at")
         read_only_fields = ("created_at", "updated_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from scheduling.calendars.references import calendar_users
 from scheduling.calendars.rules import CalendarError, CalendarRules
 
 LIST_FIELDS = tuple(PARSERS)
+EDITABLE_FIELDS = ("name", "description", "timezone", *LIST_FIELDS)
 
 
 class Calendar(models.Model):
