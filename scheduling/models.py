@@ -18,6 +18,7 @@ from django.db.models.signals import class_prepared
 from django.dispatch import receiver
 
 from scheduling import quiet_rows
+from scheduling.calendars.models import Calendar
 from scheduling.conf import rate_limit_of
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
@@ -43,6 +44,7 @@ __all__ = [
     "SCHEDULING_FIELDS",
     "STATE_FIELDS",
     "STORABLE_FROM",
+    "Calendar",
     "EventHistory",
     "LateRetryError",
     "ScheduledEvent",

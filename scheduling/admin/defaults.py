@@ -26,7 +26,16 @@ def register_scheduled_models(site: admin.AdminSite | None = None) -> list[type[
     added = [model for model in scheduled_models() if not site.is_registered(model)]
     for model in added:
         site.register(model, default_admin_for(model))
+    register_calendars(site)
     return added
+
+
+def register_calendars(site: admin.AdminSite) -> None:
+    from scheduling.calendars.admin import CalendarAdmin
+    from scheduling.calendars.models import Calendar
+
+    if not site.is_registered(Calendar):
+        site.register(Calendar, CalendarAdmin)
 
 
 def default_admin_for(model: type[ScheduledEvent]) -> type[ScheduledEventAdmin]:

@@ -1,5 +1,5 @@
 """`path("api/scheduling/", include("scheduling.api.urls"))`: every scheduled model's list and
-bulk actions at `events/<app_label>/<model_name>/`, and the routes installed apps registered
+bulk actions at `events/<app_label>/<model_name>/`, the calendars at `calendars/`, and the routes installed apps registered
 with `scheduling.extensions` (the optional apps' `jobs/` and `schedules/`)."""
 
 from typing import Any
@@ -9,6 +9,7 @@ from rest_framework.routers import DefaultRouter
 
 from scheduling.api.generic import viewset_for
 from scheduling.api.routes import route_for
+from scheduling.calendars.api import CalendarViewSet
 from scheduling.extensions import Route, extensions
 from scheduling.registry import scheduled_models
 
@@ -24,6 +25,7 @@ def build_router() -> DefaultRouter:
     router = DefaultRouter()
     for model in scheduled_models():
         router.register(route_for(model), viewset_for(model), basename=route_for(model))
+    router.register("calendars", CalendarViewSet, basename="calendar")
     for route in extensions.routes.values():
         router.register(route.prefix, registered_viewset(route), basename=route.basename)
     return router

@@ -8,19 +8,25 @@ every second, so its page shows recent occurrences and a link rather than an inl
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone as django_timezone
 from django.utils.html import escape, format_html, format_html_join
 
 from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
+from scheduling.calendars.forms import NamesField
+from scheduling.calendars.rules import CalendarError
 from scheduling.models import Status
+from scheduling.recurring.calendars import CalendarPolicy, PlannedFire, schedule_plan
 from scheduling.recurring.cron import CronError, time_zone
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.policy_admin import (
@@ -32,19 +38,35 @@ from scheduling.recurring.policy_admin import (
 from scheduling.recurring.services import (
     occurrence_ensure,
     occurrence_skip,
-    schedule_preview,
     schedule_set_enabled,
     schedule_trigger,
 )
 from scheduling.recurring.templates import TemplateError, render, validate_template
 
 PREVIEW_COUNT = 10
-PREVIEW_FIELDS = ("cron", "timezone", "starts_at", "ends_at")  # their errors end the preview
+# Their errors end the preview.
+PREVIEW_FIELDS = ("cron", "timezone", "starts_at", "ends_at", "calendars", "calendar_policy")
 RECENT_COUNT = 10
+
+
+class ScheduleForm(forms.ModelForm):
+    calendars = NamesField(
+        help_text="Calendar names, in order, e.g. public-holidays, weekends: the fire times "
+        "they exclude are skipped or moved (calendar policy)."
+    )
+    # Not required: a form that leaves it out (a script, an older page) keeps the default.
+    calendar_policy = forms.TypedChoiceField(
+        choices=CalendarPolicy.choices, required=False, empty_value=CalendarPolicy.SKIP
+    )
+
+    class Meta:
+        model = RecurringSchedule
+        fields = ("calendars", "calendar_policy")  # the admin adds its fieldsets' fields
 
 
 @admin.register(RecurringSchedule)
 class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurrences
+    form = ScheduleForm
     list_display = (
         "name",
         "cron",
@@ -86,6 +108,7 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
             },
         ),
         *POLICY_FIELDSETS,
+        ("Calendars", {"fields": ("calendars", "calendar_policy")}),
         (
             "State",
             {
@@ -221,14 +244,28 @@ def preview_list(schedule: RecurringSchedule) -> str:
     """The next fire times in the schedule's own time zone, as an HTML list."""
     try:
         zone = time_zone(schedule.timezone)
-        times = schedule_preview(schedule=schedule, count=PREVIEW_COUNT)
-    except CronError as exc:
+        plan = schedule_plan(schedule, count=PREVIEW_COUNT, after=django_timezone.now())
+    except (CronError, CalendarError) as exc:
         return escape(str(exc))
+    times = [planned.at for planned in plan if planned.at is not None]
     if not times:
         return escape("No more fire times.")
-    local = ((t.astimezone(zone).strftime("%a %Y-%m-%d %H:%M:%S %Z"),) for t in times)
-    listed = format_html("<ol>{}</ol>", format_html_join("", "<li>{}</li>", local))
+    items = ((planned.status, plan_line(planned, zone)) for planned in plan)
+    listed = format_html("<ol>{}</ol>", format_html_join("", '<li class="{}">{}</li>', items))
     return listed + payload_preview(schedule, times[0])
+
+
+def plan_line(planned: PlannedFire, zone: Any) -> str:
+    """One fire time of the preview, as the schedule's calendars leave it."""
+
+    def local(instant: datetime) -> str:
+        return instant.astimezone(zone).strftime("%a %Y-%m-%d %H:%M:%S %Z")
+
+    if planned.at is None and planned.span is not None:
+        return f"{local(planned.planned)}: skipped (excluded until {local(planned.span[1])})"
+    if planned.at is not None and planned.status == "moved":
+        return f"{local(planned.at)} (moved from {local(planned.planned)})"
+    return local(planned.planned)
 
 
 def payload_preview(schedule: RecurringSchedule, fire_time: Any) -> str:

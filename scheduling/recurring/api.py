@@ -24,6 +24,7 @@ from scheduling.api.serializers import (
 )
 from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
 from scheduling.models import Status, iso_utc
+from scheduling.recurring.calendars import PlannedFire, schedule_plan
 from scheduling.recurring.cron import time_zone
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.policy_api import (
@@ -32,7 +33,7 @@ from scheduling.recurring.policy_api import (
     SchedulePolicySerializer,
     dst_outlook_body,
 )
-from scheduling.recurring.services import schedule_preview, schedule_trigger
+from scheduling.recurring.services import schedule_trigger
 from scheduling.recurring.validation import schedule_errors
 
 PREVIEW_MAX = 1000
@@ -63,6 +64,12 @@ class ScheduleSerializer(SchedulePolicySerializer):  # + overlap, DST, max_fires
     payload_template = BoundedJSONField(
         required=False, help_text=RecurringSchedule._meta.get_field("payload_template").help_text
     )
+    calendars = serializers.ListField(
+        child=serializers.SlugField(max_length=100),
+        required=False,
+        max_length=100,
+        help_text=RecurringSchedule._meta.get_field("calendars").help_text,
+    )
 
     class Meta:
         model = RecurringSchedule
@@ -78,6 +85,8 @@ class ScheduleSerializer(SchedulePolicySerializer):  # + overlap, DST, max_fires
             "misfire_policy",
             "max_lateness",
             "catchup_window",
+            "calendars",
+            "calendar_policy",
             "starts_at",
             "ends_at",
             "version",
@@ -145,6 +154,16 @@ PreviewSerializer = inline_serializer(
             {
                 "at": serializers.DateTimeField(help_text="UTC"),
                 "local": serializers.CharField(help_text="The same instant in the schedule's zone"),
+                "status": serializers.ChoiceField(
+                    choices=["moved", "skipped"],
+                    required=False,
+                    help_text="Only where the schedule's calendars moved the fire or skipped it "
+                    "(one skipped entry per excluded span)",
+                ),
+                "planned": serializers.DateTimeField(
+                    required=False,
+                    help_text="With status: the cron's own time (UTC), moved from or skipped",
+                ),
             },
             many=True,
         ),
@@ -231,8 +250,8 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
         schedule = self.get_object()
         count = preview_count(request.query_params.get("count", "10"))
         zone = time_zone(schedule.timezone)
-        times = schedule_preview(schedule=schedule, count=count)
-        fire_times = [{"at": iso_utc(t), "local": t.astimezone(zone).isoformat()} for t in times]
+        plan = schedule_plan(schedule, count=count, after=django_timezone.now())
+        fire_times = [preview_entry(planned, zone) for planned in plan]
         return Response(
             {"schedule": schedule.name, "timezone": schedule.timezone, "fire_times": fire_times}
         )
@@ -276,6 +295,15 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
             page if page is not None else rows, many=True, context=self.get_serializer_context()
         ).data
         return self.get_paginated_response(data) if page is not None else Response(data)
+
+
+def preview_entry(planned: PlannedFire, zone: Any) -> dict[str, str]:
+    """A fire time; one that the schedule's calendars moved or skipped says so."""
+    at = planned.at or planned.planned
+    entry = {"at": iso_utc(at), "local": at.astimezone(zone).isoformat()}
+    if planned.status != "fires":
+        entry.update(status=planned.status, planned=iso_utc(planned.planned))
+    return entry
 
 
 def preview_count(value: str) -> int:

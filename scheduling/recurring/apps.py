@@ -20,3 +20,17 @@ class RecurringConfig(AppConfig):
         )
         # Occurrences were a model of the `scheduling` app before this app had its own.
         extensions.former_label("scheduling.scheduledoccurrence", ScheduledOccurrence)
+        connect_calendars()
+
+
+def connect_calendars() -> None:
+    """Schedules name calendars: deleting or renaming one they use is refused, and editing
+    one recomputes their pending fire times."""
+    from django.db.models.signals import post_save
+
+    from scheduling.calendars.models import Calendar
+    from scheduling.calendars.references import calendar_users
+    from scheduling.recurring.calendars import replan_on_save, schedules_using
+
+    calendar_users.add(schedules_using)
+    post_save.connect(replan_on_save, sender=Calendar, dispatch_uid="recurring-calendar-replan")

@@ -27,6 +27,7 @@ from django.utils import timezone as django_timezone
 from scheduling.models import ScheduledEvent, Status, iso_utc
 from scheduling.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.recurring import cron
+from scheduling.recurring.calendars import CalendarPolicy, calendar_fire
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
 from scheduling.recurring.policies import DstGapPolicy, DstRepeatPolicy, OverlapPolicy, track_pause
 from scheduling.recurring.policy_fields import SchedulePolicies
@@ -44,7 +45,10 @@ class MisfirePolicy(models.TextChoices):
 
 
 # Changing any of these moves the fire times or the target: the schedule is checked again.
-TIMELINE_FIELDS = ("cron", "timezone", "task", "queue", "starts_at", "ends_at", "enabled")
+TIMELINE_FIELDS = (
+    *("cron", "timezone", "task", "queue", "starts_at", "ends_at", "enabled"),
+    *("calendars", "calendar_policy"),
+)
 # Changing any of these (every field a person edits) bumps the version and replaces the
 # pending occurrences: one created under an older version is never published.
 VERSIONED_FIELDS = (
@@ -68,6 +72,7 @@ SWEEP_FIELDS = ("last_fired_at", "fire_count")
 
 class RecurringSchedule(SchedulePolicies):
     MisfirePolicy = MisfirePolicy
+    CalendarPolicy = CalendarPolicy
 
     name = models.SlugField(max_length=100, unique=True)
     cron = models.CharField(
@@ -185,7 +190,14 @@ class RecurringSchedule(SchedulePolicies):
         return self.template_timezone or self.timezone
 
     def next_fire_after(self, after: datetime) -> datetime | None:
-        """The schedule's first fire time after `after`, within starts_at and ends_at."""
+        """The schedule's first fire time after `after`, within starts_at and ends_at, as its
+        calendars leave it (a moved fire may come after ends_at)."""
+        if self.calendars:
+            return calendar_fire(self.cron_fire_after, self, after)
+        return self.cron_fire_after(after)
+
+    def cron_fire_after(self, after: datetime) -> datetime | None:
+        """The cron's own first fire time after `after`, before any calendar."""
         policy = (self.dst_gap_policy, self.dst_repeat_policy)
         return _next_fire(self.cron, self.timezone, self.starts_at, self.ends_at, after, policy)
 
@@ -203,6 +215,7 @@ def _snapshot(schedule: RecurringSchedule) -> dict[str, Any]:
     # A deep copy: a payload edited in place must still compare as changed.
     loaded = {name: getattr(schedule, name) for name in VERSIONED_FIELDS}
     loaded["payload_template"] = copy.deepcopy(loaded["payload_template"])
+    loaded["calendars"] = copy.deepcopy(loaded["calendars"])
     return loaded
 
 

@@ -1,10 +1,13 @@
-"""The fields of a recurring schedule's policies (policies.py): overlap, DST, max_fires and
-the pause. An abstract base of RecurringSchedule, so models.py keeps to the timeline."""
+"""The fields of a recurring schedule's policies (policies.py): calendars, overlap, DST,
+max_fires and the pause. An abstract base of RecurringSchedule, so models.py keeps to the
+timeline."""
 
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Value
 
+from scheduling.recurring.calendars import CALENDARS_FORM, CalendarPolicy
 from scheduling.recurring.policies import (
     PAUSED_NOTE_MAX,
     DstGapPolicy,
@@ -15,6 +18,21 @@ from scheduling.recurring.policies import (
 
 
 class SchedulePolicies(models.Model):
+    # Calendars (scheduling.calendars) whose excluded spans hold back fire times.
+    calendars = models.JSONField(
+        default=list,
+        blank=True,
+        db_default=Value([], models.JSONField()),
+        help_text=f"Fire times these calendars exclude are skipped or moved: {CALENDARS_FORM}.",
+    )
+    calendar_policy = models.CharField(
+        max_length=8,
+        choices=CalendarPolicy.choices,
+        default=CalendarPolicy.SKIP,
+        db_default=CalendarPolicy.SKIP,
+        help_text="skip: a fire time in an excluded span does not fire; move: it fires at the "
+        "span's end (one fire for all those in the span).",
+    )
     overlap_policy = models.CharField(
         max_length=16,
         choices=OverlapPolicy.choices,

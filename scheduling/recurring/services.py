@@ -24,6 +24,7 @@ from django.utils import timezone as django_timezone
 from scheduling.history import bulk
 from scheduling.history.models import Kind
 from scheduling.models import Status
+from scheduling.recurring.calendars import schedule_plan
 from scheduling.recurring.conf import recurring_settings
 from scheduling.recurring.models import (
     MICROSECOND,
@@ -278,16 +279,9 @@ def schedule_trigger(*, schedule: RecurringSchedule) -> ScheduledOccurrence:
 def schedule_preview(
     *, schedule: RecurringSchedule, count: int, after: datetime | None = None
 ) -> list[datetime]:
-    """The next `count` fire times (fewer if the schedule ends)."""
-    times: list[datetime] = []
-    current = after or django_timezone.now()
-    while len(times) < count:
-        fire = schedule.next_fire_after(current)
-        if fire is None:
-            break
-        times.append(fire)
-        current = fire
-    return times
+    """The next `count` fire times (fewer if the schedule ends), as its calendars leave them."""
+    plan = schedule_plan(schedule, count=count, after=after or django_timezone.now())
+    return [planned.at for planned in plan if planned.at is not None]
 
 
 def schedule_set_enabled(*, schedule: RecurringSchedule, enabled: bool) -> bool:

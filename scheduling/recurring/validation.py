@@ -13,6 +13,7 @@ from django.utils import timezone as django_timezone
 
 from scheduling.models import iso_utc, storable_utc
 from scheduling.recurring import cron
+from scheduling.recurring.calendars import calendar_errors
 from scheduling.recurring.conf import CATCHUP_WINDOW_FORM, MAX_CATCHUP_WINDOW
 from scheduling.recurring.policies import policy_errors
 from scheduling.recurring.templates import TemplateError, validate_template
@@ -44,6 +45,7 @@ def schedule_errors(
     errors.update(_target_errors(schedule, check_rules=check_target))
     errors.update(_time_errors(schedule))
     errors.update(policy_errors(schedule))  # overlap, DST, max_fires, pause: policies.py
+    errors.update(calendar_errors(schedule))
     if check_fires and schedule.enabled and not errors and not _fires_at_all(schedule):
         errors["cron"] = (
             f"{schedule.cron!r} never fires after {iso_utc(max(schedule.starts_at, django_timezone.now()))}"

@@ -1,0 +1,71 @@
+"""Stored calendars as rules: a calendar with every calendar it composes, loaded in one query
+(a site keeps tens of calendars, not thousands), refusing unknown names and cycles."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from scheduling.calendars.models import Calendar
+from scheduling.calendars.parsing import own_components, parse_step, parse_timezone
+from scheduling.calendars.rules import CalendarError, CalendarRules, union
+
+
+def calendar_rules(calendar: Calendar) -> CalendarRules:
+    """`calendar` as it stands (saved or not), with the stored calendars it composes."""
+    rows = {**_stored(), calendar.name: calendar}
+    return _build(calendar.name, rows, ())
+
+
+def rules_for(names: Sequence[str]) -> CalendarRules:
+    """What any of the named calendars excludes ("exclude A, then B")."""
+    rows = _stored()
+    return union([_build(name, rows, ()) for name in names])
+
+
+def unknown(names: Sequence[str]) -> list[str]:
+    known = set(Calendar.objects.filter(name__in=names).values_list("name", flat=True))
+    return [name for name in names if name not in known]
+
+
+def dependents(name: str) -> set[str]:
+    """`name` and every calendar that composes it, directly or not."""
+    rows = _stored()
+    found = {name}
+    grew = True
+    while grew:
+        more = {
+            row.name
+            for row in rows.values()
+            if row.name not in found
+            and any(parse_step(step)[1] in found for step in row.composition)
+        }
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def composed_by(name: str) -> list[str]:
+    """The calendars whose composition names `name`."""
+    rows = _stored().values()
+    return [row.name for row in rows if any(step["calendar"] == name for step in row.composition)]
+
+
+def _stored() -> dict[str, Calendar]:
+    return {row.name: row for row in Calendar.objects.all()}
+
+
+def _build(name: str, rows: Mapping[str, Calendar], path: tuple[str, ...]) -> CalendarRules:
+    if name in path:
+        raise CalendarError(f"a cycle: {' -> '.join((*path, name))}")
+    row = rows.get(name)
+    if row is None:
+        raise CalendarError(f"no calendar is named {name!r}")
+    zone = parse_timezone(row.timezone)
+    components = own_components(
+        zone, row.holidays, row.holiday_rules, row.daily_windows, row.weekdays
+    )
+    steps = tuple(
+        (operation, _build(other, rows, (*path, name)))
+        for operation, other in map(parse_step, row.composition)
+    )
+    return CalendarRules(components, steps)

@@ -1,0 +1,150 @@
+"""A schedule's calendars (`scheduling.calendars`): a fire time inside a span they exclude is
+skipped, or moved to the span's end (`calendar_policy`). Moved fires of one span become one
+fire at its end, which also stands for a cron fire falling exactly there; the timeline then
+goes on from that fire, like any other.
+
+Pure but for loading the calendars: the cron's own fire times come in as a function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.db import models, transaction
+
+from scheduling.calendars.rules import MICROSECOND, CalendarError, Excluding
+from scheduling.calendars.store import dependents, rules_for, unknown
+
+if TYPE_CHECKING:
+    from scheduling.recurring.models import RecurringSchedule
+
+CronFire = Callable[[datetime], "datetime | None"]
+# Consecutive fire times a calendar may swallow before the schedule counts as ended (a
+# schedule that only fires on 25 December, with 25 December excluded, never fires).
+MAX_SKIPPED = 1000
+CALENDARS_FORM = 'a list of calendar names, in order, e.g. ["public-holidays", "weekends"]'
+
+
+class CalendarPolicy(models.TextChoices):
+    SKIP = "skip", "Skip fire times in an excluded span"
+    MOVE = "move", "Move them to the span's end"
+
+
+@dataclass(frozen=True)
+class PlannedFire:
+    planned: datetime  # the cron's own fire time
+    at: datetime | None  # when it fires: planned, the span's end (moved), None (skipped)
+    span: tuple[datetime, datetime] | None = None  # the excluded span holding `planned`
+
+    @property
+    def status(self) -> str:
+        if self.at is None:
+            return "skipped"
+        return "fires" if self.at == self.planned else "moved"
+
+
+def planned_fires(
+    cron_fire: CronFire, rules: Excluding | None, policy: str, after: datetime
+) -> Iterator[PlannedFire]:
+    """Every fire time after `after` as the calendars leave it; one skipped entry per span."""
+    fire = cron_fire(after)
+    while fire is not None:
+        span = rules.excluded_span(fire) if rules is not None else None
+        if span is None:
+            yield PlannedFire(fire, fire)
+            fire = cron_fire(fire)
+        elif policy == CalendarPolicy.MOVE:
+            yield PlannedFire(fire, span[1], span)
+            fire = cron_fire(span[1])  # strictly after: a fire at the end is the moved one
+        else:
+            yield PlannedFire(fire, None, span)
+            fire = cron_fire(span[1] - MICROSECOND)
+
+
+def calendar_fire(
+    cron_fire: CronFire, schedule: RecurringSchedule, after: datetime
+) -> datetime | None:
+    """The schedule's first fire after `after` that its calendars let through (or move)."""
+    try:
+        rules = schedule_rules(schedule)
+        for skipped, planned in enumerate(
+            planned_fires(cron_fire, rules, schedule.calendar_policy, after)
+        ):
+            if planned.at is not None:
+                return planned.at
+            if skipped >= MAX_SKIPPED:
+                break
+    except CalendarError:
+        pass  # calendars excluding all time (or gone): no fire; validation refuses it on save
+    return None
+
+
+def schedule_rules(schedule: RecurringSchedule) -> Excluding | None:
+    """The union of the schedule's calendars, loaded once per schedule instance."""
+    key = tuple(schedule.calendars)
+    cached = schedule.__dict__.get("_calendar_rules")
+    if cached is None or cached[0] != key:
+        cached = (key, rules_for(key) if key else None)
+        schedule.__dict__["_calendar_rules"] = cached
+    return cached[1]
+
+
+def schedule_plan(schedule: RecurringSchedule, *, count: int, after: datetime) -> list[PlannedFire]:
+    """The next `count` fires with the skipped ones between them, for the previews."""
+    entries: list[PlannedFire] = []
+    rules = schedule_rules(schedule)
+    for planned in planned_fires(schedule.cron_fire_after, rules, schedule.calendar_policy, after):
+        entries.append(planned)
+        fired = sum(entry.at is not None for entry in entries)
+        if fired >= count or len(entries) - fired >= MAX_SKIPPED:
+            break
+    return entries
+
+
+def calendar_errors(schedule: RecurringSchedule) -> dict[str, str]:
+    """The schedule's calendar fields, by field, each message naming the accepted form."""
+    names = schedule.calendars
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        return {"calendars": f"Enter {CALENDARS_FORM}."}
+    missing = unknown(names)
+    if missing:
+        return {"calendars": f"No calendar is named {', '.join(missing)}; enter {CALENDARS_FORM}."}
+    if schedule.calendar_policy not in CalendarPolicy.values:
+        return {"calendar_policy": f"Enter one of {', '.join(CalendarPolicy.values)}."}
+    return {}
+
+
+def schedules_using(name: str) -> list[str]:
+    """The schedules whose calendars include `name` (calendar_users' finder)."""
+    return [f"schedule {schedule}" for _, schedule in _naming({name})]
+
+
+def _naming(names: set[str]) -> list[tuple[int, str]]:
+    """(pk, name) of the schedules naming any of `names`; few schedules have calendars."""
+    from scheduling.recurring.models import RecurringSchedule
+
+    schedules = RecurringSchedule.objects.exclude(calendars=[])
+    rows = schedules.values_list("pk", "name", "calendars")
+    return [(pk, name) for pk, name, used in rows if names & set(used)]
+
+
+def schedules_replan(*, calendar: str) -> int:
+    """A calendar changed: every schedule it reaches (directly or composed) takes a new version,
+    so that its pending occurrences are computed again. Returns how many did."""
+    from scheduling.recurring.models import RecurringSchedule
+
+    ids = [pk for pk, _ in _naming(dependents(calendar))]
+    with transaction.atomic():
+        for schedule in RecurringSchedule.objects.select_for_update().filter(pk__in=ids):
+            # Loaded state unknown counts as changed: save() bumps the version, cancels the
+            # pending occurrences and materialises the next ones under the new calendars.
+            del schedule._loaded
+            schedule.save()
+    return len(ids)
+
+
+def replan_on_save(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """post_save of a Calendar."""
+    schedules_replan(calendar=instance.name)
