@@ -18,7 +18,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from scheduling import health, metrics
+from scheduling import health, metrics, ratelimit
 from scheduling.metrics.gauges import ModelSnapshot
 from scheduling.models import ScheduledEvent, ScheduledEventQuerySet
 
@@ -126,6 +126,5 @@ def expected_pace(model: type[ScheduledEvent], published_per_second: float) -> f
 
 
 def publish_limit(model: type[ScheduledEvent]) -> float | None:
-    """The most events/s the sweep publishes of `model`; None: no limit. No model has one yet:
-    this is where a per-model rate limit caps the expected pace."""
-    return None
+    """The most events/s the sweep publishes of `model` (its rate limit); None: no limit."""
+    return ratelimit.current_limit(model)

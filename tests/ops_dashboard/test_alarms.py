@@ -184,9 +184,9 @@ def test_a_long_backlog_reads_in_hours():
     assert backlog.text == "done in ~2 h 47 min (at 11:48)"  # 10,000 s from 09:02
 
 
-def test_a_publish_limit_caps_the_expected_pace(monkeypatch):
+def test_the_models_rate_limit_caps_the_expected_pace(settings):
     recent = [minute(MINUTE, 60_000), minute(MINUTE + timedelta(minutes=1), 0)]
-    monkeypatch.setattr(alarms, "publish_limit", lambda model: 200.0)
+    settings.SCHEDULING_RATE_LIMITS = {"testapp.ScheduledPing": "200/s"}
 
     backlog = alarms.expected_backlog(ScheduledPing, 12_000, recent, MINUTE + timedelta(minutes=1))
 
