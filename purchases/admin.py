@@ -204,13 +204,6 @@ class ScheduledPurchaseAdmin(ScheduledEventAdmin):
     def track_title(self, obj: ScheduledPurchase) -> str:
         return obj.track.title if obj.track else "whole release"
 
-    @admin.display(description="Status", ordering="status")
-    def state(self, obj: ScheduledPurchase) -> str:
-        """The lifecycle state: a delivered row is awaiting handling or handled."""
-        if obj.status != ScheduledPurchase.Status.DELIVERED:
-            return obj.get_status_display()
-        return "Handled" if obj.handled_at else "Awaiting handling"
-
     @admin.display(description="Lateness", ordering="lateness_value")
     def lateness(self, obj: ScheduledPurchase) -> str:
         value = getattr(obj, "lateness_value", None)

@@ -82,7 +82,8 @@ class Handling:
         )
 
 
-_current: ContextVar[Handling | None] = ContextVar("scheduling_handling", default=None)
+# The handlings under way in this context, innermost last (a handler may handle two events).
+_current: ContextVar[tuple[Handling, ...]] = ContextVar("scheduling_handlings", default=())
 
 
 @overload
@@ -136,7 +137,7 @@ def _as_worker(
 
 @contextmanager
 def _current_handling(handling: Handling) -> Iterator[Handling]:
-    token = _current.set(handling)
+    token = _current.set((*_current.get(), handling))
     try:
         yield handling
     finally:
@@ -208,8 +209,8 @@ def effect_begins(row: ScheduledEvent) -> Iterator[None]:
     the event claimed the row first, this raises EffectNotOurs, which handle_once swallows.
     For at-least-once models it marks nothing: everything is retried.
     """
-    handling = _current.get()
-    if handling is None or handling.row is not row:
+    handling = next((h for h in reversed(_current.get()) if h.row is row), None)
+    if handling is None:
         raise RuntimeError("effect_begins(row) belongs inside `with handle_once(...) as row:`")
     if not handling.at_most_once:
         yield

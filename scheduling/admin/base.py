@@ -30,7 +30,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from scheduling.admin.audit import AuditedAdmin
-from scheduling.admin.timeline import timeline_lines
+from scheduling.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.admin.wording import lateness, short_duration
 from scheduling.forms import AwareDateTimeFormField
 from scheduling.models import (
@@ -43,6 +43,7 @@ from scheduling.models import (
     storable_utc,
 )
 from scheduling.parsing import parse_shift
+from scheduling.states import LIFECYCLE_LABELS
 
 ACTION_TITLES = {"reschedule_rows": "Reschedule", "shift_rows": "Shift"}
 LATE_ROWS_SHOWN = 20  # on the retry confirmation, oldest business time first
@@ -112,7 +113,7 @@ class LifecycleFilter(admin.SimpleListFilter):
     parameter_name = "lifecycle"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(state, state.replace("_", " ").capitalize()) for state in LIFECYCLE_STATES]
+        return list(LIFECYCLE_LABELS.items())
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         state = self.value()
@@ -121,6 +122,26 @@ class LifecycleFilter(admin.SimpleListFilter):
         if state not in LIFECYCLE_STATES:
             raise IncorrectLookupParameters(f"Unknown lifecycle state {state!r}")
         return cast(ScheduledEventQuerySet[Any], queryset).lifecycle(state)
+
+
+def in_flight_line(row: ScheduledEvent) -> list[TimelineLine]:
+    """The timeline's last line while an at-most-once effect runs (nothing is logged for it)."""
+    if row.lifecycle != "in_flight":
+        return []
+    assert row.effect_started_at is not None
+    note = "the effect began and has not reported back"
+    label = LIFECYCLE_LABELS["in_flight"]
+    return [
+        TimelineLine(
+            when(row.effect_started_at),
+            "in_flight",
+            label,
+            row.attempts,
+            row.version,
+            "worker",
+            [note],
+        )
+    ]
 
 
 def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None:
@@ -137,7 +158,7 @@ class ScheduledEventAdmin(AuditedAdmin):
     fields a host lists on its scheduled model, e.g. the customer's email).
     """
 
-    list_display: Any = ("event_id", "status", "due_at", "version", "attempts", "last_error")
+    list_display: Any = ("event_id", "state", "due_at", "version", "attempts", "last_error")
     list_filter: ClassVar[Any] = (LifecycleFilter, "status")
     date_hierarchy = "due_at"
     # Adds a "Needs attention" link (the page of failed rows of every model) to the list.
@@ -160,6 +181,11 @@ class ScheduledEventAdmin(AuditedAdmin):
     def get_search_fields(self, request: HttpRequest) -> Any:
         return self.search_fields or getattr(self.model, "search_fields", ())
 
+    @admin.display(description="Status", ordering="status")
+    def state(self, obj: ScheduledEvent) -> str:
+        """The lifecycle state: a delivered row is awaiting handling, in flight or handled."""
+        return LIFECYCLE_LABELS[obj.lifecycle]
+
     @admin.display(description="business time")
     def business_time(self, obj: ScheduledEvent) -> str:
         return str(display_for_value(obj.business_time, self.get_empty_value_display()))
@@ -174,7 +200,7 @@ class ScheduledEventAdmin(AuditedAdmin):
         obj: Any = None,
     ) -> Any:
         if obj is not None:
-            context["timeline"] = timeline_lines(obj)
+            context["timeline"] = [*timeline_lines(obj), *in_flight_line(obj)]
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:
