@@ -81,7 +81,7 @@ def serve(mailbox: Mailbox, port: int) -> Controller:
     return controller
 
 
-def due_emails(*emails: str) -> list[ScheduledPurchase]:
+def due_emails(*emails):
     due_at = timezone.now() - timedelta(seconds=1)
     return [
         ScheduledPurchaseFactory(

@@ -157,7 +157,7 @@ def test_effect_begins_marks_nothing_for_an_at_least_once_model(monkeypatch):
     assert (row.status, row.effect_started_at) == (Status.PENDING, None)  # retried
 
 
-def in_flight_since(ago: timedelta) -> ScheduledPing:
+def in_flight_since(ago):
     now = timezone.now()
     return ScheduledPingFactory(
         status=Status.DELIVERED,
