@@ -30,6 +30,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from scheduling.admin.audit import AuditedAdmin
+from scheduling.admin.causes import FailureCausesMixin
 from scheduling.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.admin.wording import lateness, short_duration
 from scheduling.forms import AwareDateTimeFormField
@@ -149,7 +150,7 @@ def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None
     messages.success(request, f"{verb} {count} {noun}.")
 
 
-class ScheduledEventAdmin(AuditedAdmin):
+class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
     """Base admin for a ScheduledEvent subclass; subclasses extend the tuples, e.g.
 
     list_display = (*ScheduledEventAdmin.list_display, "customer")
