@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core import signing
 from django.core.mail import send_mail
+from django.core.mail.backends.base import BaseEmailBackend
 from django.db import connection, transaction
 from django.db.models import Model
 from django.urls import reverse
@@ -233,11 +234,12 @@ def download_url(row: ScheduledPurchase) -> str:
     return base + reverse("purchases:download", kwargs={"token": download_token(row)})
 
 
-def fulfillment_send(*, row: ScheduledPurchase) -> bool:
-    """Email the customer their download link; a refunded purchase gets nothing.
+def fulfillment_send(*, row: ScheduledPurchase, connection: BaseEmailBackend | None = None) -> bool:
+    """Email the customer their download link (on `connection`, an open email backend, if
+    given); a refunded purchase gets nothing.
 
-    Called inside handle_once(), which holds the row's lock. Locking the purchase too makes a
-    refund either commit first (and nothing is sent) or wait until the email is out.
+    Called as handle_once()'s effect, which holds the row's lock. Locking the purchase too makes
+    a refund either commit first (and nothing is sent) or wait until the email is out.
     """
     purchase = (
         Purchase.objects.select_for_update(of=("self",))
@@ -253,5 +255,6 @@ def fulfillment_send(*, row: ScheduledPurchase) -> bool:
         f"{title} is out. Download your files here:\n{download_url(row)}\n",
         from_email=None,
         recipient_list=[purchase.customer.email],
+        connection=connection,
     )
     return True

@@ -7,9 +7,14 @@ A handling is part of the row's lifecycle, whatever task base the handler uses:
   hides in the broker: the admin, the API and SQL see it). At the model's max attempts
   (SCHEDULING_MAX_ATTEMPTS unless it sets its own; publications counted by the sweep) the row
   becomes `failed`; `retry()` brings it back.
-- at-most-once models (`at_most_once = True`) commit a claim before the effect: the row reads
-  `failed` with a note while the effect runs, and `delivered` + `handled_at` once it is done. A
-  crash during the effect leaves the note for a person; nothing retries it by itself.
+- at-most-once models (`at_most_once = True`) commit a claim (`effect_started_at`) where the
+  effect begins: the row is `in_flight` (still `delivered`) while the effect runs, and
+  `handled_at` is set once it is done. The handler marks that point (`effect_begins`, with
+  `handle_once(..., marks_effect=True)`); otherwise its whole body is the effect. A failure
+  before the mark is retried like any other; one during the effect leaves the row `failed`
+  with a note for a person, and a crash during it leaves the row in flight, which the
+  reconciliation never republishes: past the handling timeout it is `stuck_in_flight()`,
+  for a person to retry or cancel.
 Each recorded failure sends scheduling.signals' event_failed (and event_gave_up once the row is
 `failed`) after the commit.
 """
@@ -20,6 +25,8 @@ import logging
 import random
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
@@ -33,6 +40,7 @@ from scheduling.actors import actor, process_actor
 from scheduling.history import record
 from scheduling.history.models import Kind
 from scheduling.models import ScheduledEvent, Status
+from scheduling.querysets import awaiting_handling_q, in_flight_q
 from scheduling.registry import get_scheduled_model
 from scheduling.signals import send_after_commit
 
@@ -40,27 +48,61 @@ log = logging.getLogger(__name__)
 
 E = TypeVar("E", bound=ScheduledEvent)
 
-CLAIMED = (
-    "at-most-once: a handler began the effect at {at} and has not reported back. If this "
-    "stays, it stopped during the effect: check whether the effect happened, then retry (to "
-    "do it again) or cancel."
-)
 FAILED_DURING_EFFECT = (
     "at-most-once: the handler failed during the effect, which may have happened: {error}. "
     "Check, then retry (to do it again) or cancel."
 )
 
 
-@overload
-def handle_once(event: Mapping[str, Any]) -> AbstractContextManager[ScheduledEvent | None]: ...
+class EffectNotOurs(Exception):
+    """Raised by effect_begins() when another delivery of the event began the effect first (or a
+    person retried or cancelled the row): the effect must not run. handle_once() swallows it."""
+
+
+@dataclass
+class Handling:
+    """One handling of one row, as handle_once() and effect_begins() share it."""
+
+    model: type[ScheduledEvent]
+    row: ScheduledEvent
+    at_most_once: bool
+    started: bool = False  # the claim committed: a failure from here on goes to a person
+    lost: bool = False  # another delivery (or a person) took the row: nothing to do here
+
+    def unclaimed(self) -> QuerySet[ScheduledEvent]:
+        """The row as this delivery found it: this version, delivered, effect not begun."""
+        return self.model.objects.filter(pk=self.row.pk, version=self.row.version).filter(
+            awaiting_handling_q()
+        )
+
+    def claimed(self) -> QuerySet[ScheduledEvent]:
+        """The row once this handling claimed it: in flight."""
+        return self.model.objects.filter(pk=self.row.pk, version=self.row.version).filter(
+            in_flight_q()
+        )
+
+
+# The handlings under way in this context, innermost last (a handler may handle two events).
+_current: ContextVar[tuple[Handling, ...]] = ContextVar("scheduling_handlings", default=())
 
 
 @overload
-def handle_once(event: Mapping[str, Any], model: type[E]) -> AbstractContextManager[E | None]: ...
+def handle_once(
+    event: Mapping[str, Any], *, marks_effect: bool = False
+) -> AbstractContextManager[ScheduledEvent | None]: ...
+
+
+@overload
+def handle_once(
+    event: Mapping[str, Any], model: type[E], *, marks_effect: bool = False
+) -> AbstractContextManager[E | None]: ...
 
 
 def handle_once(
-    event: Mapping[str, Any], model: type[ScheduledEvent] | None = None
+    event: Mapping[str, Any],
+    model: type[ScheduledEvent] | None = None,
+    *,
+    marks_effect: bool = False,
 ) -> AbstractContextManager[ScheduledEvent | None]:
     """Yield the event's row if this event still needs handling, else None.
 
@@ -71,12 +113,16 @@ def handle_once(
     but has not committed yet, so a handler never acts on a row that may still roll back to
     pending. On success `handled_at` is set in the same transaction; an exception is recorded
     on the row, which is delivered again after a backoff, and raised again.
+
+    At-most-once models: the whole body is the effect, unless `marks_effect=True`, where the
+    body marks it with `with effect_begins(row):`; what runs before the mark (opening a
+    connection, rendering) is retried like an at-least-once failure.
     """
     event_model = get_scheduled_model(event["model"])
     if model is not None and event_model is not model:
         raise ValueError(f"event {event.get('id')!r} is not a {model._meta.label} event")
     if event_model.at_most_once:
-        return _as_worker(_handling_at_most_once(event, event_model))
+        return _as_worker(_handling_at_most_once(event, event_model, marks_effect))
     return _as_worker(_handling(event, event_model))
 
 
@@ -90,6 +136,15 @@ def _as_worker(
 
 
 @contextmanager
+def _current_handling(handling: Handling) -> Iterator[Handling]:
+    token = _current.set((*_current.get(), handling))
+    try:
+        yield handling
+    finally:
+        _current.reset(token)
+
+
+@contextmanager
 def _handling(
     event: Mapping[str, Any], model: type[ScheduledEvent]
 ) -> Iterator[ScheduledEvent | None]:
@@ -100,7 +155,8 @@ def _handling(
             yield None
             return
         try:
-            with transaction.atomic():  # a savepoint: a failed effect rolls back alone
+            # A savepoint: a failed effect rolls back alone.
+            with transaction.atomic(), _current_handling(Handling(model, row, False)):
                 yield row
                 model.objects.filter(pk=row.pk).update(handled_at=Now())
                 metrics.record_handled(model)
@@ -115,50 +171,105 @@ def _handling(
 
 @contextmanager
 def _handling_at_most_once(
-    event: Mapping[str, Any], model: type[ScheduledEvent]
+    event: Mapping[str, Any], model: type[ScheduledEvent], marks_effect: bool
 ) -> Iterator[ScheduledEvent | None]:
     with transaction.atomic():
-        row = _locked_if_unhandled(model, event)
-        if row is not None:
-            # The claim commits before the effect: a redelivery, a duplicate message or the
-            # reconciliation now finds the row `failed` and leaves it alone.
-            note = CLAIMED.format(at=timezone.now().isoformat())
-            model.objects.filter(pk=row.pk).update(
-                status=Status.FAILED, last_error=note, updated_at=Now()
-            )
-    if row is None:
-        yield None
+        row = _locked_if_unhandled(model, event)  # waits for the publishing sweep's commit
+    handling = None if row is None else Handling(model, row, True)
+    if handling is None or (not marks_effect and not _claim(handling)):
+        yield None  # handled, in flight elsewhere, or not this version any more
         return
-    claimed = model.objects.filter(pk=row.pk, status=Status.FAILED, version=row.version)
     try:
-        # The effect's own reads and writes still run in a transaction, which commits with
-        # `handled_at`; only the claim had to commit before it. The claimed row stays locked
-        # through the effect: a retry() or cancel() of it waits until the effect is done, then
-        # finds the row handled, so a person cannot start a second effect mid-way.
-        with transaction.atomic():
-            if not claimed.select_for_update().values_list("pk", flat=True):
-                yield None  # retried or cancelled between the claim and now: not ours
-                return
-            yield row
-            claimed.update(
-                status=Status.DELIVERED, handled_at=Now(), last_error="", updated_at=Now()
-            )
-            metrics.record_handled(model)
+        with _current_handling(handling):
+            if marks_effect:
+                yield handling.row  # the body marks the effect: effect_begins(row)
+            else:
+                with _effect(handling) as claimed:
+                    yield claimed  # the whole body is the effect
+    except EffectNotOurs:
+        return
     except Exception as exc:
-        record_failure_during_effect(model, row, claimed, exc)
+        _record(handling, exc)
         raise
+    if not handling.started and not handling.lost:
+        _handled_without_effect(handling)
 
 
-def record_failure_during_effect(
-    model: type[ScheduledEvent],
-    row: ScheduledEvent,
-    claimed: QuerySet[ScheduledEvent],
-    exc: Exception,
-) -> None:
-    """An at-most-once effect failed: the row stays `failed`, with a note for a person."""
+@contextmanager
+def effect_begins(row: ScheduledEvent) -> Iterator[None]:
+    """Mark where the effect begins, inside `handle_once(event, marks_effect=True)`:
+
+        with handle_once(event, ScheduledPurchase, marks_effect=True) as row:
+            ...  # may fail and be retried: open the connection, render the message
+            with effect_begins(row):
+                ...  # must never repeat: send it
+
+    The claim commits on entry. A failure inside is left for a person (the row `failed`, with
+    a note); the effect's transaction commits with `handled_at` on exit. If another delivery of
+    the event claimed the row first, this raises EffectNotOurs, which handle_once swallows.
+    For at-least-once models it marks nothing: everything is retried.
+    """
+    handling = next((h for h in reversed(_current.get()) if h.row is row), None)
+    if handling is None:
+        raise RuntimeError("effect_begins(row) belongs inside `with handle_once(...) as row:`")
+    if not handling.at_most_once:
+        yield
+        return
+    if handling.started:
+        raise RuntimeError(f"{row.event_id}: effect_begins() once per handling")
+    if not _claim(handling):
+        raise EffectNotOurs(f"{row.event_id}: the effect began elsewhere")
+    with _effect(handling) as claimed:
+        if claimed is None:
+            raise EffectNotOurs(f"{row.event_id}: retried or cancelled since the claim")
+        yield
+
+
+def _claim(handling: Handling) -> bool:
+    # The claim commits before the effect. Deliveries of one event (a duplicate message, a
+    # republication) may both get here; the one whose UPDATE changes the row begins the effect,
+    # the other finds effect_started_at set and leaves it. Reconciliation never requeues it.
+    won = handling.unclaimed().update(effect_started_at=Now(), updated_at=Now()) == 1
+    handling.started, handling.lost = won, not won
+    return won
+
+
+@contextmanager
+def _effect(handling: Handling) -> Iterator[ScheduledEvent | None]:
+    # The effect's own reads and writes run in a transaction, which commits with `handled_at`;
+    # only the claim had to commit before it. The claimed row stays locked through the effect:
+    # a person's retry() or cancel() of a stuck row waits until the effect is done, then finds
+    # it handled, so a second effect cannot start mid-way.
+    with transaction.atomic():
+        if not handling.claimed().select_for_update().values_list("pk", flat=True):
+            handling.lost = True
+            yield None  # retried or cancelled between the claim and now: not ours
+            return
+        yield handling.row
+        handling.claimed().update(handled_at=Now(), updated_at=Now())
+        metrics.record_handled(handling.model)
+
+
+def _handled_without_effect(handling: Handling) -> None:
+    """The body never reached its effect (nothing to do): handled, as at-least-once."""
+    if handling.unclaimed().update(handled_at=Now(), updated_at=Now()):
+        metrics.record_handled(handling.model)
+
+
+def _record(handling: Handling, exc: Exception) -> None:
+    if handling.started:
+        record_failure_during_effect(handling, exc)
+    else:  # before the effect began: retried after a backoff, like at-least-once
+        record_failure(handling.model, handling.row, exc)
+
+
+def record_failure_during_effect(handling: Handling, exc: Exception) -> None:
+    """An at-most-once effect failed: the row becomes `failed`, with a note for a person."""
+    model, row = handling.model, handling.row
     note = FAILED_DURING_EFFECT.format(error=describe(exc))[:2000]
     with transaction.atomic():
-        claimed.update(last_error=note)
+        if not handling.claimed().update(status=Status.FAILED, last_error=note, updated_at=Now()):
+            return  # the effect had committed (the failure came after it), or a person took over
         failure = {"error_type": type(exc).__name__, "error": note}
         ended = record.entry(row, Kind.FAILED, actor=process_actor("worker"), detail=failure)
         record.write([*record.publication(row), ended])
@@ -177,9 +288,10 @@ def _locked_if_unhandled(
 
 
 def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseException) -> None:
-    """The effect failed and its savepoint rolled back; the caller still holds the row lock.
-    Note why, and either schedule the next try (the sweep publishes it again when due) or, out
-    of tries, mark the row failed."""
+    """The effect (or an at-most-once effect's preparation) failed and rolled back. Note why,
+    and either schedule the next try (the sweep publishes it again when due) or, out of tries,
+    mark the row failed. At-least-once callers still hold the row lock; the UPDATE's condition
+    (this delivery, not handled, no effect begun) keeps it right without."""
     out_of_tries = row.attempts >= model.get_max_attempts()
     retry_at = None if out_of_tries else timezone.now() + retry_delay(row.attempts, model)
     changes: dict[str, Any] = {"last_error": describe(exc)[:2000], "updated_at": Now()}
@@ -192,9 +304,8 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
         changes["due_at"] = retry_at
     try:
         with transaction.atomic():  # a savepoint: a failed write leaves the caller usable
-            updated = model.objects.filter(
-                pk=row.pk, version=row.version, status=Status.DELIVERED, handled_at__isnull=True
-            ).update(**changes)
+            this_delivery = model.objects.filter(pk=row.pk, version=row.version)
+            updated = this_delivery.filter(awaiting_handling_q()).update(**changes)
             if updated:
                 entries = record.handling_failed(
                     row, exc, out_of_tries=out_of_tries, retry_at=retry_at

@@ -25,7 +25,7 @@ from scheduling.outgoing import OutgoingMessage, OutgoingTask
 from scheduling.policy import own_or_setting, validate_policy
 from scheduling.querysets import LateRetryError, ScheduledEventQuerySet
 from scheduling.quiet import QuietHours, validate_quiet_hours
-from scheduling.states import LIFECYCLE_STATES, Status
+from scheduling.states import LIFECYCLE_STATES, Status, lifecycle_state
 from scheduling.times import (
     OUT_OF_RANGE,
     STORABLE_FROM,
@@ -61,6 +61,7 @@ RECORD_FIELDS = (
     "business_due_at",
     "delivered_at",
     "handled_at",
+    "effect_started_at",
     "cancelled_at",
     "cancel_reason",
     "last_error",
@@ -113,6 +114,9 @@ class ScheduledEvent(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     delivered_at = models.DateTimeField(null=True, blank=True)
     handled_at = models.DateTimeField(null=True, blank=True)
+    # At-most-once models: when the handler's effect began (its claim, committed before the
+    # effect). Delivered, not handled and set: the row is in flight (see handling.py).
+    effect_started_at = models.DateTimeField(null=True, blank=True, editable=False)
     cancelled_at = models.DateTimeField(null=True, blank=True)
     cancel_reason = models.CharField(max_length=255, blank=True, default="")
     last_error = models.TextField(blank=True, default="")
@@ -225,6 +229,11 @@ class ScheduledEvent(models.Model):
         return self.business_due_at or self.due_at
 
     @property
+    def lifecycle(self) -> str:
+        """Where the row is in its lifecycle (LIFECYCLE_STATES), e.g. "in_flight"."""
+        return lifecycle_state(self.status, self.handled_at, self.effect_started_at)
+
+    @property
     def event_id(self) -> str:
         return f"{self._meta.label_lower}:{self.pk}:v{self.version}"
 
@@ -281,9 +290,7 @@ class ScheduledEvent(models.Model):
 
     def can_be_handled(self, version: int) -> bool:
         """Published as this version, and not handled yet (nor claimed, for at-most-once)."""
-        return (
-            self.status == Status.DELIVERED and self.version == version and self.handled_at is None
-        )
+        return self.version == version and self.lifecycle == "awaiting_handling"
 
 
 def _pending_due_index(model: type[ScheduledEvent]) -> models.Index:

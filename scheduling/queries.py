@@ -55,7 +55,11 @@ MARK_DELIVERED = (
     " WHERE {pk} = ANY(%s)"
 )
 
-UNHANDLED = "status = 'delivered' AND handled_at IS NULL AND delivered_at < {clock} - %(timeout)s"
+# An at-most-once row whose effect began (effect_started_at) is in flight: never republished.
+UNHANDLED = (
+    "status = 'delivered' AND handled_at IS NULL AND effect_started_at IS NULL"
+    " AND delivered_at < {clock} - %(timeout)s"
+)
 UNHANDLED_PROBE = "SELECT 1 FROM {table} WHERE {unhandled} LIMIT 1"
 # Each requeued row's history: the publication its columns are about to forget, and what became
 # of it (redelivered, or failed out of tries), in the same statement.

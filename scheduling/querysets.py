@@ -53,8 +53,18 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         return self.pending().filter(due_at__lte=cutoff)
 
     def awaiting_handling(self) -> Self:
-        """Published, and not yet handled (models whose handler runs handle_once)."""
-        return self.filter(status=Status.DELIVERED, handled_at__isnull=True)
+        """Published, and not yet handled (models whose handler runs handle_once); an
+        at-most-once effect not begun either (that is in_flight)."""
+        return self.filter(awaiting_handling_q())
+
+    def in_flight(self) -> Self:
+        """At-most-once rows whose effect began and has not reported back yet."""
+        return self.filter(in_flight_q())
+
+    def stuck_in_flight(self, now: datetime | None = None) -> Self:
+        """In flight for longer than the model's handling timeout: the worker most likely
+        stopped during the effect, and a person must check whether it happened."""
+        return self.filter(stuck_in_flight_q(self.model, now))
 
     def handled(self) -> Self:
         return self.filter(status=Status.DELIVERED, handled_at__isnull=False)
@@ -66,7 +76,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
             raise ValueError(f"Unknown lifecycle state {state!r}; accepted: {accepted}.")
         return (
             getattr(self, state)()
-            if state in ("awaiting_handling", "handled")
+            if state in ("awaiting_handling", "in_flight", "handled")
             else self.filter(status=state)
         )
 
@@ -103,7 +113,12 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
                 raise
             raise ValueError(f"{OUT_OF_RANGE}: this shift would move rows outside it.") from None
 
-    def cancel(self, reason: str = "") -> int:
+    def cancel(self, reason: str = "", *, include_failed: bool = False) -> int:
+        """Pending rows to cancelled. With `include_failed`, also the rows left for a person:
+        failed ones, and those stuck in flight (past the handling timeout)."""
+        condition = Q(status=Status.PENDING)
+        if include_failed:
+            condition |= Q(status=Status.FAILED) | stuck_in_flight_q(self.model)
         change = bulk.Change(
             Kind.CANCELLED,
             {
@@ -114,7 +129,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
             },
             detail={"reason": reason[:255]},
         )
-        return bulk.apply(self._pending_for_update(), change)
+        return bulk.apply(self._rows_for_update(condition), change)
 
     def deliver_now(self) -> int:
         rows = self._pending_for_update().filter(due_at__gt=Now())
@@ -122,9 +137,12 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         return bulk.apply(rows, change)
 
     def retry(self, *, allow_late: bool = False) -> int:
-        """Failed and expired rows back to pending, due now. Rows past their model's
-        max_lateness (by the time the business asked for) are refused unless `allow_late`."""
-        rows = self._rows_for_update(Q(status__in=[Status.FAILED, Status.EXPIRED]))
+        """Failed and expired rows, and rows stuck in flight past the handling timeout, back to
+        pending, due now. Rows past their model's max_lateness (by the time the business asked
+        for) are refused unless `allow_late`. A row whose effect is still running holds its
+        lock: the retry waits for it, then leaves it alone if it was handled."""
+        retryable = Q(status__in=[Status.FAILED, Status.EXPIRED]) | stuck_in_flight_q(self.model)
+        rows = self._rows_for_update(retryable)
         if not allow_late:
             refuse_late_retry(rows)
         # A new version: a message of the earlier tries that is still queued finds its version
@@ -138,6 +156,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
                 "attempts": 0,
                 "last_error": "",
                 "handled_at": None,
+                "effect_started_at": None,
                 **_bumped(),
             },
         )
@@ -186,6 +205,21 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
             # it in id order, the table's order (measured in docs/benchmarks.md).
             return rows.filter(condition, _AnyOf(F("pk"), selected))  # type: ignore[return-value]
         return rows.filter(condition, pk__in=selected)  # type: ignore[return-value]
+
+
+def awaiting_handling_q() -> Q:
+    return Q(status=Status.DELIVERED, handled_at__isnull=True, effect_started_at__isnull=True)
+
+
+def in_flight_q() -> Q:
+    return Q(status=Status.DELIVERED, handled_at__isnull=True, effect_started_at__isnull=False)
+
+
+def stuck_in_flight_q(model: type[models.Model], now: datetime | None = None) -> Q:
+    """In flight since before the model's handling timeout, by `now` or the database's clock."""
+    timeout = timedelta(seconds=model.get_handling_timeout())  # type: ignore[attr-defined]
+    clock = Now() if now is None else require_aware(now, "now")
+    return in_flight_q() & Q(effect_started_at__lt=clock - timeout)
 
 
 def refuse_late_retry(rows: models.QuerySet[Any]) -> None:

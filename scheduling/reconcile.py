@@ -6,6 +6,9 @@ Each sends event_failed (and event_gave_up once failed) after the commit.
 
 SKIP LOCKED leaves a row whose handler is running (it holds the row lock) to finish; a handler
 that starts after this finds the row pending and does nothing, so the effect stays single.
+An at-most-once row in flight (its effect began: effect_started_at) is never requeued, however
+long it stays: the effect may have happened. Past the handling timeout it is stuck_in_flight()
+for a person to check, then retry or cancel.
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from scheduling.admin.audit import AuditedAdmin
-from scheduling.admin.timeline import timeline_lines
+from scheduling.admin.causes import FailureCausesMixin
+from scheduling.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.admin.wording import lateness, short_duration
 from scheduling.forms import AwareDateTimeFormField
 from scheduling.models import (
@@ -43,6 +44,7 @@ from scheduling.models import (
     storable_utc,
 )
 from scheduling.parsing import parse_shift
+from scheduling.states import LIFECYCLE_LABELS
 
 ACTION_TITLES = {"reschedule_rows": "Reschedule", "shift_rows": "Shift"}
 LATE_ROWS_SHOWN = 20  # on the retry confirmation, oldest business time first
@@ -115,7 +117,7 @@ class LifecycleFilter(admin.SimpleListFilter):
     parameter_name = "lifecycle"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(state, state.replace("_", " ").capitalize()) for state in LIFECYCLE_STATES]
+        return list(LIFECYCLE_LABELS.items())
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         state = self.value()
@@ -126,12 +128,32 @@ class LifecycleFilter(admin.SimpleListFilter):
         return cast(ScheduledEventQuerySet[Any], queryset).lifecycle(state)
 
 
+def in_flight_line(row: ScheduledEvent) -> list[TimelineLine]:
+    """The timeline's last line while an at-most-once effect runs (nothing is logged for it)."""
+    if row.lifecycle != "in_flight":
+        return []
+    assert row.effect_started_at is not None
+    note = "the effect began and has not reported back"
+    label = LIFECYCLE_LABELS["in_flight"]
+    return [
+        TimelineLine(
+            when(row.effect_started_at),
+            "in_flight",
+            label,
+            row.attempts,
+            row.version,
+            "worker",
+            [note],
+        )
+    ]
+
+
 def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None:
     noun = opts.verbose_name if count == 1 else opts.verbose_name_plural
     messages.success(request, f"{verb} {count} {noun}.")
 
 
-class ScheduledEventAdmin(AuditedAdmin):
+class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
     """Base admin for a ScheduledEvent subclass; subclasses extend the tuples, e.g.
 
     list_display = (*ScheduledEventAdmin.list_display, "customer")
@@ -173,10 +195,8 @@ class ScheduledEventAdmin(AuditedAdmin):
     @admin.display(description="Status", ordering="status")
     def state(self, obj: ScheduledEvent) -> str:
         """The lifecycle state, the word the lifecycle filter uses: a delivered row reads
-        "Handled" or "Awaiting handling", never "Delivered"."""
-        if obj.status != Status.DELIVERED:
-            return obj.get_status_display()
-        return "Handled" if obj.handled_at else "Awaiting handling"
+        "Handled", "Awaiting handling" or "In flight", never "Delivered"."""
+        return LIFECYCLE_LABELS[obj.lifecycle]
 
     @admin.display(description="Last error", ordering="last_error")
     def error(self, obj: ScheduledEvent) -> str:
@@ -199,7 +219,7 @@ class ScheduledEventAdmin(AuditedAdmin):
         obj: Any = None,
     ) -> Any:
         if obj is not None:
-            context["timeline"] = timeline_lines(obj)
+            context["timeline"] = [*timeline_lines(obj), *in_flight_line(obj)]
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:

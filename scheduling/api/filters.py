@@ -28,7 +28,8 @@ class ScheduledEventFilterSet(django_filters.FilterSet):
         choices=[(state, state) for state in LIFECYCLE_STATES],
         method="filter_lifecycle",
         help_text="One of: " + ", ".join(LIFECYCLE_STATES) + " (awaiting_handling: published, "
-        "not yet handled; handled: published and handled).",
+        "not yet handled; in_flight: an at-most-once effect began and has not reported back; "
+        "handled: published and handled).",
     )
     due_after = AwareDateTimeFilter(
         field_name="due_at", lookup_expr="gte", help_text=f"due_at >= this, {ACCEPTED_DATETIME}"

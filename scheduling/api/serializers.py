@@ -17,7 +17,7 @@ from scheduling.api.parsers import MAX_JSON_DEPTH
 from scheduling.api.routes import history_url
 from scheduling.history.models import Kind
 from scheduling.jsonvalues import json_depth, json_has_nul
-from scheduling.models import SCHEDULING_FIELDS, ScheduledEvent
+from scheduling.models import LIFECYCLE_STATES, SCHEDULING_FIELDS, ScheduledEvent
 from scheduling.parsing import (
     ACCEPTED_DATETIME,
     DATETIME_EXAMPLE,
@@ -125,6 +125,12 @@ class ScheduledEventSerializer(serializers.ModelSerializer):
     """
 
     event_id = serializers.CharField(read_only=True)
+    lifecycle = serializers.ChoiceField(
+        choices=LIFECYCLE_STATES,
+        read_only=True,
+        help_text="Where the row is: the status, with delivered told apart as awaiting_handling, "
+        "in_flight (an at-most-once effect began and has not reported back) or handled.",
+    )
     history_url = HistoryUrlField(help_text="The row's timeline: GET it for every entry.")
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
@@ -133,7 +139,13 @@ class ScheduledEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model: type[ScheduledEvent]
-        fields: tuple[str, ...] = ("id", "event_id", *SCHEDULING_FIELDS, "history_url")
+        fields: tuple[str, ...] = (
+            "id",
+            "event_id",
+            *SCHEDULING_FIELDS,
+            "lifecycle",
+            "history_url",
+        )
         read_only_fields: tuple[str, ...] = fields
 
 

@@ -1,11 +1,11 @@
 """Gauges read from PostgreSQL when asked (the scrape, the dashboard, the health view), over the
-partial indexes: backlog, lateness, failed rows, rows awaiting handling."""
+partial indexes: backlog, lateness, failed rows, rows awaiting handling, rows in flight."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -28,6 +28,8 @@ class ModelSnapshot:
     oldest_due_seconds: float  # how late the oldest due pending row is; 0.0 when none is due
     failed_rows: int
     awaiting_handling: int  # published, not handled yet (0 for models without a handler)
+    in_flight: int = 0  # at-most-once rows whose effect began and has not reported back
+    stuck_in_flight: int = 0  # of those, in flight for longer than the handling timeout
 
 
 GAUGES_SQL = """
@@ -39,10 +41,18 @@ SELECT
   (SELECT EXTRACT(EPOCH FROM statement_timestamp() - due_at) FROM {table}
      WHERE status = 'pending' AND due_at <= statement_timestamp() ORDER BY due_at LIMIT 1),
   (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'failed' LIMIT %(cap)s) AS failed),
-  {awaiting}
+  {awaiting},
+  {in_flight}
 """
 AWAITING_SQL = """(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'delivered'
-     AND handled_at IS NULL ORDER BY delivered_at LIMIT %(cap)s) AS awaiting)"""
+     AND handled_at IS NULL AND effect_started_at IS NULL ORDER BY delivered_at LIMIT %(cap)s)
+     AS awaiting)"""
+IN_FLIGHT_SQL = """(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'delivered'
+     AND handled_at IS NULL AND effect_started_at IS NOT NULL ORDER BY delivered_at
+     LIMIT %(cap)s) AS in_flight),
+  (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'delivered'
+     AND handled_at IS NULL AND effect_started_at < statement_timestamp() - %(timeout)s
+     ORDER BY delivered_at LIMIT %(cap)s) AS stuck)"""
 
 
 def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
@@ -52,12 +62,18 @@ def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
         return _snapshot_orm(model)
     table = connection.ops.quote_name(model._meta.db_table)
     awaiting = AWAITING_SQL.format(table=table) if model.get_awaits_handling() else "0"
+    in_flight = IN_FLIGHT_SQL.format(table=table) if model.at_most_once else "0, 0"
+    sql = GAUGES_SQL.format(table=table, awaiting=awaiting, in_flight=in_flight)
+    params: dict[str, Any] = {
+        "cap": COUNT_CAP,
+        "timeout": timedelta(seconds=model.get_handling_timeout()),
+    }
     with connection.cursor() as cursor:
-        cursor.execute(GAUGES_SQL.format(table=table, awaiting=awaiting), {"cap": COUNT_CAP})
-        pending, due, oldest, failed, in_flight = cursor.fetchone()
+        cursor.execute(sql, params)
+        pending, due, oldest, failed, *handling = cursor.fetchone()
         if pending >= COUNT_CAP:
             pending = max(_estimated_rows(cursor, table, "status = 'pending'"), COUNT_CAP)
-    return ModelSnapshot(pending, due, max(float(oldest or 0), 0.0), failed, in_flight)
+    return ModelSnapshot(pending, due, max(float(oldest or 0), 0.0), failed, *handling)
 
 
 def due_rows(model: type[ScheduledEvent], counted: int) -> int:
@@ -90,6 +106,8 @@ def _snapshot_orm(model: type[ScheduledEvent]) -> ModelSnapshot:
         oldest_due_seconds=(datetime.now(UTC) - oldest).total_seconds() if oldest else 0.0,
         failed_rows=rows.filter(status=Status.FAILED)[:COUNT_CAP].count(),
         awaiting_handling=awaiting[:COUNT_CAP].count(),
+        in_flight=rows.in_flight()[:COUNT_CAP].count(),
+        stuck_in_flight=rows.stuck_in_flight()[:COUNT_CAP].count(),
     )
 
 

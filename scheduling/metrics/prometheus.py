@@ -64,7 +64,16 @@ GAUGES = {
     "failed_rows": ("scheduling_failed_rows", f"Failed rows (counted up to {COUNT_CAP})."),
     "awaiting_handling": (
         "scheduling_awaiting_handling_rows",
-        f"Published rows not handled yet (counted up to {COUNT_CAP}).",
+        f"Published rows not handled yet, effect not begun (counted up to {COUNT_CAP}).",
+    ),
+    "in_flight": (
+        "scheduling_in_flight_rows",
+        f"At-most-once rows whose effect began and has not reported back (up to {COUNT_CAP}).",
+    ),
+    "stuck_in_flight": (
+        "scheduling_stuck_in_flight_rows",
+        "In-flight rows past the model's handling timeout: left for a person "
+        f"(counted up to {COUNT_CAP}).",
     ),
 }
 

@@ -310,8 +310,9 @@ SLOW_EFFECT = 60.0  # far longer than the test: the worker is killed during it
 
 
 def test_an_at_most_once_effect_cut_short_by_a_killed_worker_is_never_repeated(
-    subprocess_env, admin_client, fault_report
+    subprocess_env, admin_client, fault_report, settings
 ):
+    settings.SCHEDULING_HANDLING_TIMEOUT = HANDLING_TIMEOUT  # as the sweeper's
     slow = make_once_rows(1, name=f"slow:{SLOW_EFFECT}", ago=timedelta(minutes=10))[0]
     others = make_once_rows(scale() // 100)
     slow_id = f"testapp.scheduledonce:{slow}:v1"
@@ -338,8 +339,10 @@ def test_an_at_most_once_effect_cut_short_by_a_killed_worker_is_never_repeated(
         wait_for(lambda: _handled_once_rows() == len(others), timeout=60, interval=0.1)
         # And the sweep's reconciliation has had several ticks past the handling timeout.
         wait_for(lambda: _past_handling_timeout(slow), timeout=30, interval=0.1)
-        # What a person sees: the admin's "needs attention" page lists it with the note.
-        page = admin_client.get("/admin/scheduling/attention/").content.decode()
+        # What a person sees: the row in flight in the admin, never published again.
+        page = admin_client.get(
+            "/admin/testapp/scheduledonce/", {"lifecycle": "in_flight"}
+        ).content.decode()
     finally:
         end(tail.process)
         stop_process(first)
@@ -356,15 +359,16 @@ def test_an_at_most_once_effect_cut_short_by_a_killed_worker_is_never_repeated(
         handling_timeout=HANDLING_TIMEOUT,
         redelivered_after_kill=redelivered_after,
         slow_effects=effects().count(slow_id),
-        slow_status=row.status,
+        slow_state=row.lifecycle,
     )
     assert verdict.complete, verdict.summary()
     assert not verdict.duplicated_effects, verdict.summary()
     assert slow_id in verdict.duplicated  # delivered again, and not acted on
     # Left for a person: the effect may have happened (it did), nothing retries it by itself.
-    assert (row.status, row.handled_at, row.attempts) == (Status.FAILED, None, 1)
-    assert row.last_error.startswith("at-most-once: a handler began the effect at ")
-    assert "has not reported back" in page
+    # It stays in flight, past the handling timeout: stuck, not failed.
+    assert (row.lifecycle, row.handled_at, row.attempts) == ("in_flight", None, 1)
+    assert ScheduledOnce.objects.stuck_in_flight().filter(pk=slow).exists()
+    assert "In flight" in page
     assert slow_id in page
 
 

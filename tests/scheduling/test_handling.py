@@ -189,10 +189,14 @@ def test_an_at_most_once_model_claims_the_row_before_the_effect(monkeypatch):
         assert handle_ping(event_for(row)) == "skipped"  # a duplicate, mid-effect
 
     row.refresh_from_db()
-    assert during.status == Status.FAILED
-    assert "at-most-once" in during.last_error
-    assert (row.status, row.last_error) == (Status.DELIVERED, "")
-    assert row.handled_at is not None
+    # In flight, not failed: still delivered, the effect's start recorded.
+    assert (during.status, during.lifecycle, during.last_error) == (
+        Status.DELIVERED,
+        "in_flight",
+        "",
+    )
+    assert during.effect_started_at is not None
+    assert (row.status, row.lifecycle, row.last_error) == (Status.DELIVERED, "handled", "")
 
 
 def test_an_at_most_once_failure_waits_for_a_person(monkeypatch, broker):
@@ -229,6 +233,7 @@ def test_a_retry_during_an_at_most_once_effect_waits_and_starts_no_second_effect
     from django.db import connection
 
     monkeypatch.setattr(ScheduledPing, "at_most_once", True)
+    monkeypatch.setattr(ScheduledPing, "handling_timeout", 0.001)  # stuck as soon as it starts
     row = ScheduledPingFactory(status=Status.DELIVERED)
     in_effect, release = threading.Event(), threading.Event()
 
@@ -244,7 +249,7 @@ def test_a_retry_during_an_at_most_once_effect_waits_and_starts_no_second_effect
     worker = threading.Thread(target=handler)
     worker.start()
     assert in_effect.wait(10)
-    # The claim reads `failed`: a person retries it while the effect is still running.
+    # In flight past the handling timeout: a person retries it while the effect still runs.
     threading.Timer(0.5, release.set).start()
     retried = ScheduledPing.objects.filter(pk=row.pk).retry()
     worker.join(10)

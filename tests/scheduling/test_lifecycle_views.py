@@ -38,6 +38,7 @@ def rows_in_every_state() -> dict[str, ScheduledPing]:
     fields: dict[str, dict[str, Any]] = {
         "pending": {},
         "awaiting_handling": {"status": Status.DELIVERED, "delivered_at": now},
+        "in_flight": {"status": Status.DELIVERED, "delivered_at": now, "effect_started_at": now},
         "handled": {"status": Status.DELIVERED, "delivered_at": now, "handled_at": now},
         "failed": {"status": Status.FAILED, "attempts": 10, "last_error": "RuntimeError: down"},
         "expired": {"status": Status.EXPIRED},
@@ -301,6 +302,7 @@ def purchase_rows_in_states() -> dict[str, ScheduledPurchase]:
     changes: dict[str, dict[str, Any]] = {
         "pending": {},
         "awaiting_handling": {"status": Status.DELIVERED, "delivered_at": now},
+        "in_flight": {"status": Status.DELIVERED, "delivered_at": now, "effect_started_at": now},
         "handled": {"status": Status.DELIVERED, "delivered_at": now, "handled_at": now},
         "failed": {"status": Status.FAILED, "attempts": 10, "last_error": "boom"},
         "expired": {"status": Status.EXPIRED},
