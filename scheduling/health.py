@@ -11,9 +11,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Q
+
 from scheduling import metrics
 from scheduling.conf import scheduling_settings
 from scheduling.models import ScheduledEvent, ScheduledEventQuerySet
+from scheduling.querysets import awaiting_handling_q, stuck_in_flight_q
 from scheduling.registry import scheduled_models
 
 
@@ -46,6 +49,8 @@ def not_handled_in_time(
     rows: ScheduledEventQuerySet[Any], now: datetime
 ) -> ScheduledEventQuerySet[Any]:
     """Of `rows` (any filter on one scheduled model), those awaiting handling past the model's
-    handling timeout (at-most-once rows whose effect is in flight included)."""
+    handling timeout, and at-most-once rows whose effect has been in flight that long."""
     deadline = handling_deadline(rows.model, now)
-    return rows.awaiting_handling().filter(delivered_at__lt=deadline)
+    return rows.filter(
+        awaiting_handling_q() & Q(delivered_at__lt=deadline) | stuck_in_flight_q(rows.model, now)
+    )

@@ -59,7 +59,8 @@ def model_alarms(
     not_handled = None
     if model.get_awaits_handling():
         not_handled = 0
-        if snapshot.awaiting_handling:  # the snapshot's count is the probe: no query for none
+        # The snapshot's counts are the probe: no query when nothing awaits or is stuck.
+        if snapshot.awaiting_handling or snapshot.stuck_in_flight:
             not_handled = health.not_handled_in_time(rows, now)[: metrics.COUNT_CAP].count()
     late = health.is_late(snapshot.oldest_due_seconds) if snapshot.due_now else False
     return ModelAlarms(

@@ -54,7 +54,9 @@ class ModelAttention:
     alarms: ModelAlarms
     due: int  # due pending rows (counted up to COUNT_CAP)
     due_url: str  # the changelist of the rows due at the page's time
-    not_handled_url: str  # the changelist of the rows past the handling timeout
+    not_handled_url: str  # the changelist of the rows awaiting handling past the timeout
+    stuck_in_flight: int  # at-most-once rows in flight past the timeout (of not_handled)
+    stuck_url: str  # their changelist
 
     @property
     def late(self) -> bool:
@@ -146,6 +148,11 @@ def model_attention(
         due_url=changelist + filtered(lifecycle="pending", due_at__lte=now),
         not_handled_url=changelist
         + filtered(lifecycle="awaiting_handling", delivered_at__lt=alarms.handling_deadline),
+        stuck_in_flight=rows.stuck_in_flight(now)[: metrics.COUNT_CAP].count()
+        if model.at_most_once
+        else 0,
+        stuck_url=changelist
+        + filtered(lifecycle="in_flight", effect_started_at__lt=alarms.handling_deadline),
     )
 
 

@@ -13,8 +13,8 @@ from scheduling import metrics
 from scheduling.admin import alarms
 from scheduling.metrics import MinuteBucket, gauges
 from scheduling.models import Status
-from tests.factories import ScheduledPingFactory, make_due_pings
-from tests.testapp.models import ScheduledPing
+from tests.factories import PingFactory, ScheduledPingFactory, make_due_pings
+from tests.testapp.models import ScheduledOnce, ScheduledPing
 
 pytestmark = pytest.mark.django_db
 DATA = "/admin/scheduling/dashboard/data/"
@@ -247,3 +247,27 @@ def test_needs_attention_says_when_nothing_needs_it(admin_client, limits):
 
     assert (response.context["late"], response.context["not_handled"]) == ([], [])
     assert "Nothing needs attention" in response.content.decode()
+
+
+def test_an_effect_in_flight_past_the_timeout_is_an_alarm_with_its_own_link(admin_client, limits):
+    started = timezone.now() - timedelta(hours=1)
+    stuck, recent = (
+        ScheduledOnce.objects.create(
+            ping=PingFactory(),
+            due_at=started,
+            status=Status.DELIVERED,
+            delivered_at=started,
+            effect_started_at=at,
+        )
+        for at in (started, timezone.now())
+    )
+
+    page = admin_client.get(ATTENTION).content.decode()
+    dashboard = figures(admin_client, "testapp.scheduledonce")
+
+    assert dashboard["not_handled_in_time"] == 1
+    assert "1 in flight" in page
+    link = re.search(r'<a href="([^"]+)">1 in flight</a>', page).group(1).replace("&amp;", "&")
+    listed = admin_client.get(link).content.decode()
+    assert f"{stuck.pk} v1" in listed or stuck.event_id in listed
+    assert recent.event_id not in listed
