@@ -114,7 +114,7 @@ class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
     def answers(self, request: Request, pk: str | None = None) -> Response:
         serializer = AnswerRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        training, player = answerable(pk, serializer.validated_data["player"])
+        training, player = answerable(str(pk), serializer.validated_data["player"])
         with as_bad_request():
             answer = questionnaire_answer(
                 training=training, player=player, phase=serializer.validated_data["phase"]
@@ -122,7 +122,7 @@ class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
         return Response(QuestionnaireAnswerSerializer(answer).data, status=status.HTTP_201_CREATED)
 
 
-def answerable(training_pk: str | None, player_pk: int) -> tuple[Training, Player]:
+def answerable(training_pk: str, player_pk: int) -> tuple[Training, Player]:
     """The training and its team's player, or one 404 for every way they are not: answering
     needs no view permission, so the answer must not tell which trainings exist."""
     try:
