@@ -62,6 +62,12 @@ class TokenThrottle(AnonRateThrottle):
     rate = "20/min"
 
 
+class TokenRequestSerializer(AuthTokenSerializer):
+    # No username is longer than auth's User.username (150); django-axes records each failed
+    # one in a column of 255 characters, so a longer one is a 400 here, not a database error.
+    username = serializers.CharField(label="Username", write_only=True, max_length=150)
+
+
 class SignInLocked(exceptions.APIException):
     """django-axes locked this client out: AXES_FAILURE_LIMIT failed sign-ins in a row."""
 
@@ -77,7 +83,7 @@ class SignInLocked(exceptions.APIException):
     "requests, or too many failed sign-ins from one address (then a correct password too, "
     "until the lockout ends or an administrator lifts it): 429.",
     auth=[],
-    request=AuthTokenSerializer,
+    request=TokenRequestSerializer,
     responses={
         200: inline_serializer("TokenResponse", {"token": serializers.CharField()}),
         400: inline_serializer(
@@ -98,6 +104,7 @@ class TokenView(ObtainAuthToken):
 
     authentication_classes = ()  # a password is the credential; no session, so no CSRF step
     throttle_classes = (TokenThrottle,)
+    serializer_class = TokenRequestSerializer
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         try:

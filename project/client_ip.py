@@ -1,8 +1,10 @@
-"""Who a request's client is, for throttles and sign-in lockouts alike."""
+"""Who a request's client is, for throttles and sign-in lockouts alike, and what django-axes
+records of a failed sign-in."""
 
 from __future__ import annotations
 
 from ipaddress import ip_address
+from typing import Any
 
 from django.http import HttpRequest
 from rest_framework.throttling import BaseThrottle
@@ -18,3 +20,11 @@ def client_address(request: HttpRequest) -> str | None:
         return str(ip_address(chosen))
     except ValueError:
         return request.META.get("REMOTE_ADDR")
+
+
+def attempted_username(request: HttpRequest, credentials: dict[str, Any] | None) -> str | None:
+    """The username a sign-in tried, as django-axes records it: cut to its column's 255
+    characters. The admin's login form does not bound it, and a longer one failed to save."""
+    data = credentials or getattr(request, "data", request.POST)
+    username = data.get("username")
+    return username[:255] if isinstance(username, str) else None

@@ -13,6 +13,7 @@ __all__ = [
     "AXES_FAILURE_LIMIT",
     "AXES_LOCKOUT_PARAMETERS",
     "AXES_PERMALOCK_MESSAGE",
+    "AXES_USERNAME_CALLABLE",
     "AXES_USERNAME_FORM_FIELD",
     "NUM_PROXIES",
 ]
@@ -36,6 +37,7 @@ AUTHENTICATION_BACKENDS = [
 # out of their account from elsewhere.
 AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 AXES_USERNAME_FORM_FIELD = "username"  # plain text: error reports cleanse every setting
+AXES_USERNAME_CALLABLE = "project.client_ip.attempted_username"  # bounded to axes' column
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10, minimum=1)
 _cooloff_minutes = env_int("AXES_COOLOFF_MINUTES", 60)
 AXES_COOLOFF_TIME = timedelta(minutes=_cooloff_minutes) if _cooloff_minutes else None

@@ -98,3 +98,14 @@ def test_another_address_is_not_locked_out(user):
         admin_sign_in(client, "wrong", n)
 
     assert admin_sign_in(Client(REMOTE_ADDR="192.0.2.9"), "s3cret-pass") == 302
+
+
+def test_an_overlong_username_is_refused_not_a_server_error(user):
+    api = APIClient(REMOTE_ADDR=ATTACKER)
+    token = api.post(TOKEN, {"username": "a" * 300, "password": "x"}, format="json")
+    form = Client(REMOTE_ADDR=ATTACKER).post(ADMIN_LOGIN, {"username": "b" * 300, "password": "x"})
+
+    assert token.status_code == 400
+    assert "username" in token.json()
+    assert form.status_code == 200  # the form again
+    assert AccessAttempt.objects.get().username == "b" * 255
