@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from axes.helpers import get_lockout_message
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
-from rest_framework import exceptions, serializers
+from rest_framework import exceptions, serializers, status
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.permissions import IsAuthenticated
@@ -55,25 +56,41 @@ class ApiRootView(APIView):
 
 
 class TokenThrottle(AnonRateThrottle):
-    """Password guesses per client address."""
+    """Password guesses per client address (project.client_ip's rule: NUM_PROXIES)."""
 
     scope = "token"
     rate = "20/min"
+
+
+class TokenRequestSerializer(AuthTokenSerializer):
+    # No username is longer than auth's User.username (150); django-axes records each failed
+    # one in a column of 255 characters, so a longer one is a 400 here, not a database error.
+    username = serializers.CharField(label="Username", write_only=True, max_length=150)
+
+
+class SignInLocked(exceptions.APIException):
+    """django-axes locked this client out: AXES_FAILURE_LIMIT failed sign-ins in a row."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_code = "locked_out"
 
 
 @extend_schema(
     tags=["auth"],
     summary="Get your API token",
     description="Send your username and password; send the token back on every request as "
-    "`Authorization: Token <token>`. The same user always gets the same token.",
+    "`Authorization: Token <token>`. The same user always gets the same token. Too many "
+    "requests, or too many failed sign-ins from one address (then a correct password too, "
+    "until the lockout ends or an administrator lifts it): 429.",
     auth=[],
-    request=AuthTokenSerializer,
+    request=TokenRequestSerializer,
     responses={
         200: inline_serializer("TokenResponse", {"token": serializers.CharField()}),
         400: inline_serializer(
             "TokenError",
             {"non_field_errors": serializers.ListField(child=serializers.CharField())},
         ),
+        429: inline_serializer("TokenRefused", {"detail": serializers.CharField()}),
     },
     examples=[
         OpenApiExample(
@@ -82,10 +99,22 @@ class TokenThrottle(AnonRateThrottle):
     ],
 )
 class TokenView(ObtainAuthToken):
-    """DRF's obtain_auth_token, documented and throttled."""
+    """DRF's obtain_auth_token, documented and throttled. Its serializer authenticates with
+    the request, so django-axes counts each failure and refuses a locked-out client."""
 
     authentication_classes = ()  # a password is the credential; no session, so no CSRF step
     throttle_classes = (TokenThrottle,)
+    serializer_class = TokenRequestSerializer
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        try:
+            return super().post(request, *args, **kwargs)
+        except exceptions.ValidationError:
+            # axes marks the request it was handed (this DRF one, which its middleware never
+            # sees) when this failure locked the client out or found it locked out already.
+            if getattr(request, "axes_locked_out", False):
+                raise SignInLocked(get_lockout_message()) from None
+            raise
 
 
 class SignInFirst(APIView):

@@ -28,6 +28,10 @@ from project.env import (
 )
 from project.log_config import logging_config
 
+# Client identity (NUM_PROXIES) and failed sign-ins (django-axes): docs/operations.md, Security.
+from project.sign_in import *  # noqa: F403
+from project.sign_in import NUM_PROXIES
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(env_str("RUN_DIR", "") or BASE_DIR / ".run")
 
@@ -75,6 +79,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc from our own static files
     "admincharts",  # Chart.js in its static files, for the operators' dashboard
+    "axes",  # failed sign-ins: lockouts, listed (and lifted) in the admin
     "scheduling",
     "scheduling.recurring",
     "scheduling.jobs",
@@ -90,6 +95,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -336,6 +342,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "scheduling.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "NUM_PROXIES": NUM_PROXIES,
 }
 # Bulk reschedule and cancel requests per user (every bulk endpoint shares the budget).
 SCHEDULING_BULK_THROTTLE_RATE = env_str("SCHEDULING_BULK_THROTTLE_RATE", "60/min")

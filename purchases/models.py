@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import models
 
+from purchases.headers import one_line
 from scheduling.models import ScheduledEvent
 
 
@@ -24,7 +25,7 @@ class Account(models.Model):
 
 
 class Artist(models.Model):
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=200, validators=[one_line])  # in email subjects
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="artists")
 
     def __str__(self) -> str:
@@ -33,7 +34,7 @@ class Artist(models.Model):
 
 class Release(models.Model):
     artist = models.ForeignKey(Artist, on_delete=models.CASCADE, related_name="releases")
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, validators=[one_line])  # in email subjects
     release_date = models.DateTimeField()
 
     def __str__(self) -> str:
@@ -43,7 +44,7 @@ class Release(models.Model):
 class Track(models.Model):
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="tracks")
     position = models.PositiveSmallIntegerField(default=1)
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, validators=[one_line])  # in email subjects
     # Set for a staggered track, released (and emailed) on its own, earlier date.
     release_date = models.DateTimeField(null=True, blank=True)
 

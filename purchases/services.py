@@ -20,6 +20,7 @@ from django.db.models import Model
 from django.urls import reverse
 from django.utils import timezone
 
+from purchases.headers import header_text
 from purchases.models import Customer, Purchase, Release, ScheduledPurchase, Track
 from scheduling.models import require_aware, storable_utc
 
@@ -250,7 +251,9 @@ def fulfillment_send(*, row: ScheduledPurchase, connection: BaseEmailBackend | N
         return False
     title = row.track.title if row.track else purchase.release.title
     send_mail(
-        subject=f"Your download: {purchase.release.artist.name} - {title}",
+        # Names are refused with control characters at input; a row stored before that rule
+        # gets them cleaned here rather than failing with BadHeaderError.
+        subject=header_text(f"Your download: {purchase.release.artist.name} - {title}"),
         message=f"Hello {purchase.customer.name or purchase.customer.email},\n\n"
         f"{title} is out. Download your files here:\n{download_url(row)}\n",
         from_email=None,

@@ -29,8 +29,10 @@ QUEUE_FORM = "1 to 200 letters, digits and . _ : - (starting with a letter or di
 TASK_FORM = "a dotted Celery task name, e.g. billing.tasks.charge"
 RESERVED_FORM = (
     f"names starting with {', '.join(RESERVED_QUEUE_PREFIXES)} are reserved, and names "
-    f"starting with {CELERY_PREFIX} but for a task's own Celery queue"
+    f"starting with {CELERY_PREFIX} but for a task's own Celery queue (in any case)"
 )
+# Queue names are compared case-insensitively: brokers tell `purchases` from `Purchases`, but a
+# person reading a queue list or a callback does not, and no client needs both.
 
 
 class TargetError(ValueError):
@@ -81,12 +83,55 @@ def check_task_callback(callback: dict[str, Any], *, known_task: bool) -> dict[s
         raise TargetError("callback", f"task: enter {TASK_FORM}; got {_short(task)}.")
     if task.startswith(INTERNAL_TASK_PREFIXES):
         raise TargetError("callback", f"task: {task!r} is internal; enter one of your own tasks.")
+    check_not_a_handler(task)
     if known_task:
         check_known_task(task)
     queue = check_queue_name(callback.get("queue") or task_queue(task))
-    if queue.startswith(CELERY_PREFIX) and queue not in celery_queues():
+    if _folded(queue).startswith(CELERY_PREFIX) and _folded(queue) not in _folded_set(
+        celery_queues()
+    ):
         raise TargetError("callback", f"queue: {RESERVED_FORM}; got {queue!r}.")
+    check_not_a_model_queue(queue)
     return {"type": CallbackType.TASK, "task": task, "queue": queue}
+
+
+def check_not_a_handler(task: str) -> None:
+    """A scheduled model's handler takes that model's events only (handle_once refuses any
+    other): the events of a job's or a schedule's callback would fail on every delivery."""
+    model = handler_models().get(task)
+    if model is not None:
+        raise TargetError(
+            "callback",
+            f"task: {task!r} handles {model} events only, and a callback sends its own; enter "
+            "a task of your own (registered, or declared in SCHEDULING_EXTERNAL_TASKS).",
+        )
+
+
+def check_not_a_model_queue(queue: str) -> None:
+    """The framework's queue and each scheduled model's carry their own tasks: their workers
+    run the sweep and the handlers, and would fail or drop another task."""
+    owner = model_queues().get(_folded(queue))
+    if owner is not None:
+        raise TargetError(
+            "callback",
+            f"queue: {queue!r} is the queue of {owner}, for its tasks only; enter the queue "
+            "your task's workers consume (or none: the task's own route).",
+        )
+
+
+def handler_models() -> dict[str, str]:
+    """Each scheduled model's handler task, with the model's label."""
+    from scheduling.registry import scheduled_models  # the registry needs the app registry ready
+
+    return {m.handler_task: m._meta.label for m in scheduled_models() if m.handler_task}
+
+
+def model_queues() -> dict[str, str]:
+    """The queues the framework publishes its own tasks to (case-folded), with their owner."""
+    from scheduling.registry import scheduled_models
+
+    owners = {_folded(m.get_queue()): m._meta.label for m in scheduled_models()}
+    return {**owners, _folded(scheduling_settings().queue): "the scheduling framework (sweeps)"}
 
 
 def check_rabbitmq_callback(callback: dict[str, Any]) -> dict[str, Any]:
@@ -118,8 +163,15 @@ def check_known_task(task: str) -> str:
 
 
 def registered_tasks() -> list[str]:
+    """The tasks a callback may name: this project's, but Celery's, the framework's and the
+    scheduled models' handlers."""
     _discover_tasks()
-    return sorted(name for name in current_app.tasks if not name.startswith(INTERNAL_TASK_PREFIXES))
+    handlers = handler_models()
+    return sorted(
+        name
+        for name in current_app.tasks
+        if not name.startswith(INTERNAL_TASK_PREFIXES) and name not in handlers
+    )
 
 
 @cache
@@ -136,11 +188,13 @@ def is_external_task(task: str) -> bool:
 def check_json_queue(queue: object, where: str = "queue") -> str:
     """A queue for plain JSON must not be one that Celery workers or kombu read."""
     name = check_queue_name(queue, where)
-    if name.startswith(CELERY_PREFIX):
+    if _folded(name).startswith(CELERY_PREFIX):
         raise TargetError("callback", f"{where}: {RESERVED_FORM}; got {name!r}.")
-    if name in celery_queues():
+    if _folded(name) in _folded_set(celery_queues()):
         raise TargetError(
-            "callback", f"{where}: {name!r} carries Celery task messages; choose another name."
+            "callback",
+            f"{where}: {name!r} carries Celery task messages (names compare in any case); "
+            "choose another name.",
         )
     return name
 
@@ -149,7 +203,7 @@ def check_queue_name(queue: object, where: str = "queue") -> str:
     """A well-formed name that is none of the broker's or the framework's own keys."""
     if not isinstance(queue, str) or not QUEUE_PATTERN.fullmatch(queue):
         raise TargetError("callback", f"{where}: enter {QUEUE_FORM}; got {_short(queue)}.")
-    if queue.startswith(RESERVED_QUEUE_PREFIXES):
+    if _folded(queue).startswith(RESERVED_QUEUE_PREFIXES):
         raise TargetError("callback", f"{where}: {RESERVED_FORM}; got {queue!r}.")
     return queue
 
@@ -176,6 +230,14 @@ def _only_keys(callback: dict[str, Any], accepted: set[str], where: str = "") ->
         names = ", ".join(where + name for name in sorted(accepted))
         wrong = ", ".join(where + str(name) for name in unknown)
         raise TargetError("callback", f"Unknown {wrong}; accepted: {names}.")
+
+
+def _folded(name: str) -> str:
+    return name.casefold()
+
+
+def _folded_set(names: set[str]) -> set[str]:
+    return {_folded(name) for name in names}
 
 
 def _short(value: object) -> str:

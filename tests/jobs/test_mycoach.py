@@ -306,12 +306,12 @@ def task_job(client: Any, task: str, key: str = "task-job") -> Any:
 
 
 def test_a_task_the_project_does_not_know_is_refused_with_the_accepted_form(api):
-    response = task_job(api, "testapp.handle_pong")
+    response = task_job(api, "testapp.note_jobrun")
 
     assert response.status_code == 400
     (message,) = response.json()["callback"]
-    assert message.startswith("task: 'testapp.handle_pong' is not a task of this project's")
-    assert "Did you mean 'testapp.handle_ping'" in message
+    assert message.startswith("task: 'testapp.note_jobrun' is not a task of this project's")
+    assert "Did you mean 'testapp.note_job_run'" in message
     assert "SCHEDULING_EXTERNAL_TASKS" in message
     assert not Job.objects.exists()
 
@@ -326,7 +326,7 @@ def test_the_same_refusal_on_post(api):
 
 
 def test_a_registered_task_is_accepted(api):
-    assert task_job(api, "testapp.handle_ping").status_code == 201
+    assert task_job(api, "testapp.note_job_run").status_code == 201
 
 
 @pytest.mark.parametrize("declared", [["billing.charge"], ["billing.*"], ["*.charge", "x"]])

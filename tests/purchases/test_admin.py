@@ -3,6 +3,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.messages import get_messages
+from django.http import HttpRequest
 from django.utils import timezone
 
 from purchases.models import Purchase, ScheduledPurchase
@@ -190,7 +191,7 @@ def test_staff_without_the_change_permission_get_no_actions(client, django_user_
 
     user = django_user_model.objects.create_user("looker", password="pw", is_staff=True)
     user.user_permissions.set(Permission.objects.filter(codename="view_scheduledpurchase"))
-    client.login(username="looker", password="pw")
+    client.login(request=HttpRequest(), username="looker", password="pw")  # django-axes asks
     (row,) = rows(sold())
 
     response = client.get(CHANGELIST)

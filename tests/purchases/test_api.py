@@ -1,6 +1,7 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.http import HttpRequest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -68,7 +69,7 @@ def test_a_token_authenticates(clerk):
 
 def test_session_authentication_works_and_bulk_posts_need_csrf(clerk):
     client = APIClient(enforce_csrf_checks=True)
-    client.login(username="clerk", password="pw")
+    client.login(request=HttpRequest(), username="clerk", password="pw")  # django-axes asks
 
     assert client.get(SCHEDULED).status_code == 200
     response = client.post(SCHEDULED + "cancel/", {"filter": {"artist": 1}}, format="json")

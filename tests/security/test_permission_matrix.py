@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth.models import Group, Permission, User
@@ -228,8 +229,9 @@ def admin_actions() -> list[tuple[str, str]]:
 
 
 ADMIN_ACTIONS = admin_actions()
-# The permission each action declares; delete_selected is Django's own.
-ADMIN_ACTION_NEEDS = {"delete_selected": "delete"}
+# The permission each action declares; delete_selected is Django's own. django-axes' cleanup
+# (project/admin.py) deletes rows too.
+ADMIN_ACTION_NEEDS = {"delete_selected": "delete", "cleanup_expired_attempts": "delete"}
 
 
 def ping_due_at() -> Any:
@@ -250,6 +252,11 @@ def seed_admin_rows(world: World) -> None:
     row: ScheduledPing = ScheduledPingFactory()  # type: ignore[assignment]
     ScheduledNotice.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
     ScheduledOnce.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
+    # django-axes' records of sign-ins (its admin lists them; a lockout is lifted there).
+    sign_in = {"username": "ann", "ip_address": "192.0.2.1", "user_agent": "ua"}
+    AccessAttempt.objects.create(**sign_in, failures_since_start=1, attempt_time=timezone.now())
+    AccessLog.objects.create(**sign_in, attempt_time=timezone.now())
+    AccessFailureLog.objects.create(**sign_in, attempt_time=timezone.now())
 
 
 def staff_for(role: str, model: str) -> Client:

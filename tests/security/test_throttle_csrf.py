@@ -139,3 +139,54 @@ def test_token_authentication_needs_no_csrf_token(world, superuser_token):
         headers={"Authorization": f"Token {superuser_token}"},
     )
     assert response.status_code == 200
+
+
+# --- Client identity: the connecting address, unless the deployment names its proxies ---------
+
+TOKEN = "/api/auth/token/"
+WRONG = {"username": "root", "password": "not-the-password"}
+
+
+def wrong_passwords(forwarded_for: list[str], remote_addr: str = "198.51.100.7") -> list[int]:
+    api = APIClient(REMOTE_ADDR=remote_addr)
+    return [
+        api.post(TOKEN, WRONG, format="json", HTTP_X_FORWARDED_FOR=header).status_code
+        for header in forwarded_for
+    ]
+
+
+@pytest.fixture
+def throttle_only(settings):
+    """The token throttle alone: django-axes' lockout (tests/security/test_sign_in_lockout.py)
+    would answer 429 first."""
+    settings.AXES_ENABLED = False
+
+
+def test_a_rotating_forwarded_for_header_does_not_reset_the_token_budget(superuser, throttle_only):
+    answers = wrong_passwords([f"203.0.113.{n}" for n in range(40)])
+
+    assert answers == [400] * 20 + [429] * 20
+
+
+def test_with_a_trusted_proxy_the_address_it_appended_is_the_client(
+    superuser, throttle_only, settings
+):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    # What the client wrote comes first; the proxy appends the address it saw.
+    spoofed = [f"203.0.113.{n}, 192.0.2.1" for n in range(21)]
+
+    assert wrong_passwords(spoofed) == [400] * 20 + [429]
+    assert wrong_passwords(["192.0.2.2"]) == [400]  # another client, its own budget
+
+
+def test_client_address_follows_the_throttle_rule(settings):
+    from django.test import RequestFactory
+
+    from project.client_ip import client_address
+
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.5", HTTP_X_FORWARDED_FOR="1.2.3.4")
+    assert client_address(request) == "10.0.0.5"
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    assert client_address(request) == "1.2.3.4"
+    junk = RequestFactory().get("/", REMOTE_ADDR="10.0.0.5", HTTP_X_FORWARDED_FOR="not-an-ip")
+    assert client_address(junk) == "10.0.0.5"

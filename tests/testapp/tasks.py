@@ -54,3 +54,9 @@ def fail_if_planned(name: str, attempts: int) -> None:
     `attempts`), as a handler does while the service it calls is down."""
     if name.startswith("fail:") and attempts <= int(name.removeprefix("fail:")):
         raise RuntimeError(f"planned failure on try {attempts} of {name}")
+
+
+@shared_task(name="testapp.note_job_run")
+def note_job_run(event: dict[str, Any]) -> str:
+    """A task of this project that a keyed job's task callback may name: no model's handler."""
+    return str(event["data"]["key"])

@@ -92,6 +92,15 @@ class QuestionnaireAnswerSerializer(serializers.ModelSerializer):
         validators: list[Any] = []
 
 
+class AnswerRequestSerializer(serializers.Serializer):
+    """An answer's body. The player is an id, not looked up here: the view finds it with the
+    training, so an unknown player, an unknown training and a player of another team all get
+    one answer."""
+
+    player = serializers.IntegerField(min_value=1, help_text="A player of the training's team.")
+    phase = serializers.ChoiceField(choices=Phase.choices)
+
+
 class InvitationSerializer(serializers.ModelSerializer):
     status = serializers.ChoiceField(
         choices=[InvitationStatus.ACCEPTED, InvitationStatus.DENIED],

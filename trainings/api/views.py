@@ -5,6 +5,7 @@ from typing import cast
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,6 +20,7 @@ from scheduling.api.views import (
 )
 from trainings.api.filters import ScheduledTrainingNotificationFilterSet, TrainingFilterSet
 from trainings.api.serializers import (
+    AnswerRequestSerializer,
     InvitationSerializer,
     PlayerSerializer,
     QuestionnaireAnswerSerializer,
@@ -35,6 +37,8 @@ from trainings.services import (
     training_create,
     training_move,
 )
+
+NOT_ANSWERABLE = "No such training with this player in its team."
 
 
 class CanAnswer(BasePermission):
@@ -98,16 +102,34 @@ class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
         return Response({"cancelled": cancelled, "training": TrainingSerializer(training).data})
 
     @extend_schema(
-        request=QuestionnaireAnswerSerializer, responses={201: QuestionnaireAnswerSerializer}
+        request=AnswerRequestSerializer,
+        responses={
+            201: QuestionnaireAnswerSerializer,
+            404: inline_serializer("NotAnswerable", {"detail": serializers.CharField()}),
+        },
+        description="A player of the training's team answers its questionnaire. No such "
+        "training, no such player and a player of another team are one 404, alike.",
     )
     @action(detail=True, methods=["post"], permission_classes=[CanAnswer])
     def answers(self, request: Request, pk: str | None = None) -> Response:
-        training = self.get_object()
-        serializer = QuestionnaireAnswerSerializer(data=request.data)
+        serializer = AnswerRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        training, player = answerable(str(pk), serializer.validated_data["player"])
         with as_bad_request():
-            answer = questionnaire_answer(training=training, **serializer.validated_data)
+            answer = questionnaire_answer(
+                training=training, player=player, phase=serializer.validated_data["phase"]
+            )
         return Response(QuestionnaireAnswerSerializer(answer).data, status=status.HTTP_201_CREATED)
+
+
+def answerable(training_pk: str, player_pk: int) -> tuple[Training, Player]:
+    """The training and its team's player, or one 404 for every way they are not: answering
+    needs no view permission, so the answer must not tell which trainings exist."""
+    try:
+        training = Training.objects.filter(pk=training_pk, team__players=player_pk).get()
+    except (Training.DoesNotExist, ValueError, TypeError):
+        raise NotFound(NOT_ANSWERABLE) from None
+    return training, Player.objects.get(pk=player_pk)
 
 
 class InvitationViewSet(
