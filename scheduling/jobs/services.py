@@ -13,24 +13,19 @@ from functools import reduce
 from operator import or_
 from typing import Any
 
-import orjson
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
 from scheduling.conf import scheduling_settings
 from scheduling.jobs.models import Job, ScheduledJobRun
-from scheduling.jsonvalues import json_depth, json_has_nul
+from scheduling.jsonvalues import JsonValueError, check_json_value
 from scheduling.models import ScheduledEventQuerySet, Status, iso_utc, require_aware
-from scheduling.outgoing import dumps
 from scheduling.targets import TargetError, check_callback
 
 JobError = TargetError  # the API and the admin catch one error type for every field
 
 MAX_LABELS = 64
 MAX_LABEL_VALUE = 255
-# Levels of a payload, its top object counting as one; the broker's serialiser gives up near
-# 254, and a schedule's payload has no use for more than a few.
-MAX_JSON_DEPTH = 32
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
 LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,62}")
@@ -70,10 +65,7 @@ def check_schedules(schedules: Iterable[datetime]) -> list[datetime]:
 def check_payload(payload: object) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise JobError("payload", f"Enter a JSON object, e.g. {{}}; got {_json_kind(payload)}.")
-    size = len(check_json(payload, "payload"))
-    limit = scheduling_settings().job_max_payload_bytes
-    if size > limit:
-        raise JobError("payload", f"At most {limit} bytes of JSON per job; got {size}.")
+    check_json(payload, "payload", max_bytes=scheduling_settings().job_max_payload_bytes)
     return payload
 
 
@@ -101,16 +93,13 @@ def check_callback_and_payload(
         raise JobError("callback", f"data.payload: {exc.message}") from None
 
 
-def check_json(value: object, field: str) -> bytes:
-    """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses."""
-    if json_depth(value) > MAX_JSON_DEPTH:
-        raise JobError(field, f"Enter JSON nested at most {MAX_JSON_DEPTH} levels deep.")
-    if json_has_nul(value):
-        raise JobError(field, "Null characters (\\u0000) are not allowed.")
+def check_json(value: object, field: str, max_bytes: int | None = None) -> bytes:
+    """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses.
+    The same rule as a recurring schedule's payload template (scheduling.jsonvalues)."""
     try:
-        return dumps(value)
-    except (orjson.JSONEncodeError, TypeError) as exc:  # lone surrogates, ints beyond 64 bits
-        raise JobError(field, f"Enter JSON the broker can send: {exc}.") from None
+        return check_json_value(value, path=field, max_bytes=max_bytes)
+    except JsonValueError as exc:
+        raise JobError(field, str(exc)) from None
 
 
 def check_labels(labels: object) -> dict[str, str]:

@@ -16,14 +16,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from scheduling.api.defaults import FrameworkViewDefaults
+from scheduling.api.params import whole_number
 from scheduling.api.serializers import (
     BoundedJSONField,
     IsoDurationField,
     ScheduledEventSerializer,
     StrictDateTimeField,
 )
+from scheduling.api.throttles import ScheduleWriteThrottle
 from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
 from scheduling.models import Status, iso_utc
+from scheduling.parsing import iso_duration
 from scheduling.recurring.cron import time_zone
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import schedule_preview, schedule_trigger
@@ -34,22 +37,7 @@ PREVIEW_MAX = 1000
 
 class LatenessField(IsoDurationField):
     def to_representation(self, value: timedelta) -> str:
-        return compact_iso_duration(value)
-
-
-def compact_iso_duration(value: timedelta) -> str:
-    """PT15M, P1DT2H, PT0.5S: ISO 8601 with only the parts that are not zero."""
-    sign = "-" if value < timedelta(0) else ""
-    value = abs(value)
-    minutes, seconds = divmod(value.seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    second_text = f"{seconds}.{value.microseconds:06d}".rstrip("0").rstrip(".")
-    parts = [(hours, "H"), (minutes, "M")]
-    time = "".join(f"{n}{unit}" for n, unit in parts if n)
-    if seconds or value.microseconds:
-        time += f"{second_text}S"
-    day = f"{value.days}D" if value.days else ""
-    return f"{sign}P{day}{'T' + time if time else ''}" if day or time else "PT0S"
+        return iso_duration(value)
 
 
 class ScheduleSerializer(serializers.ModelSerializer):
@@ -120,7 +108,7 @@ class ScheduleSerializer(serializers.ModelSerializer):
             for name, value in attrs.items():
                 setattr(candidate, name, value)
             check_fires = candidate.timeline_changed()
-        errors = schedule_errors(candidate, check_fires=check_fires)
+        errors = schedule_errors(candidate, check_fires=check_fires, known_task=True)
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
@@ -170,6 +158,7 @@ TriggerSerializer = inline_serializer(
 class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
     serializer_class = ScheduleSerializer
     permission_classes = [ModelViewPermission]
+    throttle_classes = [ScheduleWriteThrottle]
     lookup_field = "name"
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
     filterset_fields = (
@@ -264,8 +253,4 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
 
 
 def preview_count(value: str) -> int:
-    if not value.isdigit() or not 1 <= int(value) <= PREVIEW_MAX:
-        raise serializers.ValidationError(
-            {"count": f"Enter a whole number from 1 to {PREVIEW_MAX}; got {value!r}."}
-        )
-    return int(value)
+    return whole_number("count", value, low=1, high=PREVIEW_MAX)

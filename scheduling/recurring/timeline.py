@@ -3,9 +3,12 @@ schedule and `now` come in, the successors to insert go out; services.py writes 
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from scheduling.models import iso_utc
+from scheduling.recurring import cron
 from scheduling.recurring.conf import RecurringSettings
 from scheduling.recurring.models import (
     MICROSECOND,
@@ -13,6 +16,8 @@ from scheduling.recurring.models import (
     RecurringSchedule,
     ScheduledOccurrence,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class Successor(NamedTuple):
@@ -48,7 +53,11 @@ def timeline_successors(
     """The schedule's fire times after `after` that are due by the misfire policy, then its
     next one; empty when the schedule has ended. The last one returned is the head."""
     missed_before = now - timedelta(seconds=conf.misfire_grace)
-    fire = schedule.next_fire_after(max(after, _floor(schedule, now, missed_before) - MICROSECOND))
+    floor = _floor(schedule, now, missed_before, conf)
+    room = conf.max_catchup_fires - missed_run  # what this catch-up may still publish
+    if schedule.misfire_policy == MisfirePolicy.FIRE_ALL:
+        floor = _skip_past_the_cap(schedule, after, floor, room, now, conf)
+    fire = schedule.next_fire_after(max(after, floor - MICROSECOND))
     if fire is None:
         return []
     if fire >= missed_before or schedule.misfire_policy != MisfirePolicy.FIRE_ALL:
@@ -57,7 +66,7 @@ def timeline_successors(
     # A catch-up: every missed fire time up to now, and the next one. A long one goes in
     # chunks: the chunk's last row is the head, and delivering it inserts the next chunk.
     times = [fire]
-    while times[-1] <= now and len(times) < conf.catch_up_chunk:
+    while times[-1] <= now and len(times) < min(conf.catch_up_chunk, room):
         following = schedule.next_fire_after(times[-1])
         if following is None:
             break
@@ -75,11 +84,48 @@ def timeline_successors(
     ]
 
 
-def _floor(schedule: RecurringSchedule, now: datetime, missed_before: datetime) -> datetime:
+def _floor(
+    schedule: RecurringSchedule, now: datetime, missed_before: datetime, conf: RecurringSettings
+) -> datetime:
     """The earliest fire time still worth publishing now."""
     floors = [now - schedule.max_lateness] if schedule.max_lateness is not None else []
     if schedule.misfire_policy == MisfirePolicy.FIRE_ALL:
-        floors.append(now - schedule.catchup_window)
+        floors.append(now - _capped_window(schedule, conf))
     else:
         floors.append(missed_before)
     return max(floors)
+
+
+def _capped_window(schedule: RecurringSchedule, conf: RecurringSettings) -> timedelta:
+    """The catch-up window, shortened where its fire times could outnumber the cap (a schedule
+    saved before the cap, or under a higher one): the most recent fire times are kept."""
+    plan = cron.parse(schedule.cron)
+    return cron.longest_span_within(plan, conf.max_catchup_fires, schedule.catchup_window)
+
+
+def _skip_past_the_cap(
+    schedule: RecurringSchedule,
+    after: datetime,
+    floor: datetime,
+    room: int,
+    now: datetime,
+    conf: RecurringSettings,
+) -> datetime:
+    """The floor, moved to now once the catch-up has published its most; the fire times the
+    cap skips (not those the window leaves out) are logged."""
+    if room <= 0:
+        floor = max(floor, now)
+    if floor <= after:
+        return floor
+    first = schedule.next_fire_after(max(after, now - schedule.catchup_window) - MICROSECOND)
+    if first is None or first >= floor:
+        return floor
+    logger.warning(
+        "recurring schedule %s: a catch-up publishes at most %d occurrences "
+        "(SCHEDULING_MAX_CATCHUP_FIRES); its fire times from %s to before %s are skipped",
+        schedule.name,
+        conf.max_catchup_fires,
+        iso_utc(first),
+        iso_utc(floor),
+    )
+    return floor

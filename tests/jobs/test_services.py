@@ -254,7 +254,7 @@ def test_limits_come_from_settings(settings):
 
     with pytest.raises(JobError, match="At most 2 instants per job; got 3"):
         put(schedules=[T1, T2, T3])
-    with pytest.raises(JobError, match="At most 10 bytes of JSON per job; got 18"):
+    with pytest.raises(JobError, match="payload: at most 10 bytes of JSON; got 18"):
         put(payload={"a": "0123456789"})
     put(payload={"a": "é"})  # 10 bytes in UTF-8
 
