@@ -21,7 +21,7 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
         if value is None:
             return self.default_limit
         # A limit above the most is capped to it (DRF's rule), not refused.
-        return min(whole_number(self.limit_query_param, value, low=1), MAX_LIMIT)
+        return min(whole_number(self.limit_query_param, value, low=1), self.max_limit)
 
     def get_offset(self, request: Request) -> int:
         value = request.query_params.get(self.offset_query_param)

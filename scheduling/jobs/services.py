@@ -62,10 +62,13 @@ def check_schedules(schedules: Iterable[datetime]) -> list[datetime]:
     return sorted(instants)
 
 
-def check_payload(payload: object) -> dict[str, Any]:
+def check_payload(payload: object, where: str = "payload") -> dict[str, Any]:
+    """`where`: the path the message names (callback.data.payload in a rabbitmq callback)."""
     if not isinstance(payload, dict):
-        raise JobError("payload", f"Enter a JSON object, e.g. {{}}; got {_json_kind(payload)}.")
-    check_json(payload, "payload", max_bytes=scheduling_settings().job_max_payload_bytes)
+        raise JobError(
+            "payload", f"{where}: enter a JSON object, e.g. {{}}; got {_json_kind(payload)}."
+        )
+    check_json(payload, where, max_bytes=scheduling_settings().job_max_payload_bytes)
     return payload
 
 
@@ -88,18 +91,18 @@ def check_callback_and_payload(
             "Give the payload once: in callback.data.payload (rabbitmq callbacks) or in payload.",
         )
     try:
-        return checked, check_payload(data.pop("payload"))
+        return checked, check_payload(data.pop("payload"), "callback.data.payload")
     except JobError as exc:
-        raise JobError("callback", f"data.payload: {exc.message}") from None
+        raise JobError("callback", exc.message) from None
 
 
-def check_json(value: object, field: str, max_bytes: int | None = None) -> bytes:
+def check_json(value: object, path: str, max_bytes: int | None = None) -> bytes:
     """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses.
     The same rule as a recurring schedule's payload template (scheduling.jsonvalues)."""
     try:
-        return check_json_value(value, path=field, max_bytes=max_bytes)
+        return check_json_value(value, path=path, max_bytes=max_bytes)
     except JsonValueError as exc:
-        raise JobError(field, str(exc)) from None
+        raise JobError(path.split(".")[0], str(exc)) from None
 
 
 def check_labels(labels: object) -> dict[str, str]:
