@@ -346,6 +346,11 @@ REST_FRAMEWORK = {
 }
 # Bulk reschedule and cancel requests per user (every bulk endpoint shares the budget).
 SCHEDULING_BULK_THROTTLE_RATE = env_str("SCHEDULING_BULK_THROTTLE_RATE", "60/min")
+# Writes per user: creating, editing, deleting and triggering recurring schedules; keyed jobs.
+SCHEDULING_SCHEDULE_WRITE_THROTTLE_RATE = env_str(
+    "SCHEDULING_SCHEDULE_WRITE_THROTTLE_RATE", "60/min"
+)
+SCHEDULING_JOB_WRITE_THROTTLE_RATE = env_str("SCHEDULING_JOB_WRITE_THROTTLE_RATE", "600/min")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Scheduling API",
     "DESCRIPTION": "Per-domain scheduled rows: list, reschedule and cancel by business facts.",

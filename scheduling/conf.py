@@ -135,6 +135,10 @@ class SchedulingSettings:
     # /healthz answers 503 when a due row waits longer.
     health_max_lateness: float = setting(60.0, a_duration)
     bulk_throttle_rate: str = setting("60/min", a_rate)  # bulk requests per user (REST)
+    # Creates, edits, deletes and triggers of recurring schedules, and writes of keyed jobs,
+    # per user (REST); each budget is its own.
+    schedule_write_throttle_rate: str = setting("60/min", a_rate)
+    job_write_throttle_rate: str = setting("600/min", a_rate)
     job_max_instants: int = setting(1000, a_count)  # instants one keyed job may hold
     job_max_payload_bytes: int = setting(64 * 1024, a_count)  # a keyed job's payload, as JSON
     # Seconds late before a fire time counts as missed.
@@ -142,6 +146,10 @@ class SchedulingSettings:
     # Model label -> "N/s" or "N/m" (or None: unlimited): how fast the sweep publishes its rows,
     # across every sweeper; over each model's own `rate_limit`. Read at every sweep.
     rate_limits: tuple[tuple[str, str | None], ...] = setting((), rate_limits)
+    # Occurrences one fire_all catch-up may publish, and fire times a schedule may have in an
+    # hour of its zone's clock: refused when saved, the catch-up cut at fire time.
+    max_catchup_fires: int = setting(10_000, a_count)
+    max_fires_per_hour: int = setting(3600, a_count)
     # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
     # though this project's Celery app does not register them: other codebases' workers run them.
     external_tasks: tuple[str, ...] = setting((), task_patterns)

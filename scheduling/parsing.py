@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from typing import TypeGuard
 
 from django.utils.dateparse import parse_datetime, parse_duration
 
@@ -21,8 +22,9 @@ MAX_SHIFT = timedelta(days=36525)
 SHIFT_TOO_LARGE = (
     f"The duration must be at most {MAX_SHIFT_YEARS} years ({MAX_SHIFT.days} days) either way."
 )
-# parse_duration also takes "7 days, 2:00:00"; the API promises ISO 8601 only.
-ISO_DURATION = re.compile(r"^[-+]?P(?!$)")
+# parse_duration also takes "7 days, 2:00:00", and its pattern ends in `$`, which lets one
+# trailing newline through; the API promises ISO 8601 only, nothing after it.
+ISO_DURATION = re.compile(r"[-+]?P(?!\Z)[0-9A-Z.,]*\Z")
 
 
 def parse_shift(text: str) -> timedelta | None:
@@ -42,7 +44,7 @@ def parse_aware_datetime(value: object) -> datetime:
         parsed: datetime | None = value
     else:
         try:
-            parsed = parse_datetime(value) if isinstance(value, str) else None
+            parsed = parse_datetime(value) if _plain_ascii(value) else None
         except ValueError:  # well formed but impossible, e.g. month 13
             parsed = None
     if parsed is None:
@@ -53,3 +55,24 @@ def parse_aware_datetime(value: object) -> datetime:
         return storable_utc(parsed)
     except ValueError:
         raise ValueError(f"{OUT_OF_RANGE}, as {ACCEPTED_DATETIME}.") from None
+
+
+def _plain_ascii(value: object) -> TypeGuard[str]:
+    # Django's patterns read \d (any script's digits, e.g. fullwidth ones) and end in `$` (a trailing
+    # newline): refuse both before parsing.
+    return isinstance(value, str) and value.isascii() and not value.endswith("\n")
+
+
+def iso_duration(value: timedelta) -> str:
+    """PT15M, P1DT2H, PT0.5S: ISO 8601 with only the parts that are not zero."""
+    sign = "-" if value < timedelta(0) else ""
+    value = abs(value)
+    minutes, seconds = divmod(value.seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    second_text = f"{seconds}.{value.microseconds:06d}".rstrip("0").rstrip(".")
+    parts = [(hours, "H"), (minutes, "M")]
+    time = "".join(f"{n}{unit}" for n, unit in parts if n)
+    if seconds or value.microseconds:
+        time += f"{second_text}S"
+    day = f"{value.days}D" if value.days else ""
+    return f"{sign}P{day}{'T' + time if time else ''}" if day or time else "PT0S"

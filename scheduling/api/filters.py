@@ -6,6 +6,7 @@ from typing import Any
 
 import django_filters  # type: ignore[import-untyped]
 
+from scheduling.api.params import ascii_digits_only
 from scheduling.forms import AwareDateTimeFormField
 from scheduling.models import LIFECYCLE_STATES, ScheduledEventQuerySet, Status
 from scheduling.parsing import ACCEPTED_DATETIME
@@ -37,6 +38,10 @@ class ScheduledEventFilterSet(django_filters.FilterSet):
     due_before = AwareDateTimeFilter(
         field_name="due_at", lookup_expr="lt", help_text=f"due_at < this, {ACCEPTED_DATETIME}"
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        ascii_digits_only(self.filters)  # ?artist=\u0665 (Arabic-Indic 5) is no artist
 
     def filter_lifecycle(
         self, queryset: ScheduledEventQuerySet[Any], name: str, value: str

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
+
+from scheduling.api.params import whole_number
 
 MAX_LIMIT = 1000
 MAX_OFFSET = 2**63 - 1  # PostgreSQL's OFFSET is a bigint: larger values are a server error
@@ -15,10 +16,17 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
     max_limit = MAX_LIMIT
     default_limit = api_settings.PAGE_SIZE or 100  # never a whole table for want of PAGE_SIZE
 
+    def get_limit(self, request: Request) -> int | None:
+        value = request.query_params.get(self.limit_query_param)
+        if value is None:
+            return self.default_limit
+        # A limit above the most is capped to it (DRF's rule), not refused.
+        return min(whole_number(self.limit_query_param, value, low=1), self.max_limit)
+
     def get_offset(self, request: Request) -> int:
-        offset = super().get_offset(request)
-        if offset > MAX_OFFSET:
-            raise serializers.ValidationError(
-                {self.offset_query_param: f"Enter a whole number from 0 to {MAX_OFFSET}."}
-            )
-        return offset
+        value = request.query_params.get(self.offset_query_param)
+        return (
+            0
+            if value is None
+            else whole_number(self.offset_query_param, value, low=0, high=MAX_OFFSET)
+        )

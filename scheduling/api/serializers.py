@@ -16,13 +16,14 @@ from rest_framework import serializers
 from scheduling.api.parsers import MAX_JSON_DEPTH
 from scheduling.api.routes import history_url
 from scheduling.history.models import Kind
-from scheduling.jsonvalues import json_depth, json_has_nul
+from scheduling.jsonvalues import JsonValueError, check_json_value
 from scheduling.models import LIFECYCLE_STATES, SCHEDULING_FIELDS, ScheduledEvent
 from scheduling.parsing import (
     ACCEPTED_DATETIME,
     DATETIME_EXAMPLE,
     DURATION_EXAMPLE,
     ISO_DURATION,
+    iso_duration,
     parse_aware_datetime,
     parse_shift,
 )
@@ -65,44 +66,33 @@ class IsoDurationField(serializers.Field):
         return value
 
     def to_representation(self, value: timedelta) -> str:
-        return compact_iso_duration(value)
-
-
-def compact_iso_duration(value: timedelta) -> str:
-    """PT15M, -PT15M, P1DT2H, PT0.5S: ISO 8601 with only the parts that are not zero (a
-    timedelta's own text, "-1 23:45:00", is no standard)."""
-    sign = "-" if value < timedelta(0) else ""
-    value = abs(value)
-    minutes, seconds = divmod(value.seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    second_text = f"{seconds}.{value.microseconds:06d}".rstrip("0").rstrip(".")
-    parts = [(hours, "H"), (minutes, "M")]
-    time = "".join(f"{n}{unit}" for n, unit in parts if n)
-    if seconds or value.microseconds:
-        time += f"{second_text}S"
-    day = f"{value.days}D" if value.days else ""
-    return f"{sign}P{day}{'T' + time if time else ''}" if day or time else "PT0S"
+        return iso_duration(value)
 
 
 class BoundedJSONField(serializers.JSONField):
     """A JSONField whose form-encoded text (parsed here, not by the body's parser) has the
-    JSON parser's depth limit, and whose strings hold no NUL (PostgreSQL refuses it)."""
+    JSON parser's depth limit, and whose value follows scheduling.jsonvalues' rule: no NUL or
+    lone surrogate, integers within 64 bits, finite numbers; the 400 names where."""
 
     default_error_messages = {
         "too_deep": f"Enter JSON nested at most {MAX_JSON_DEPTH} levels deep.",
-        "nul": "Null characters are not allowed.",
     }
 
     def to_internal_value(self, data: Any) -> Any:
+        self.check(data)  # before DRF's own check, whose message names no place
         try:
             value = super().to_internal_value(data)
         except RecursionError:
             self.fail("too_deep")
-        if json_depth(value) > MAX_JSON_DEPTH:
-            self.fail("too_deep")
-        if json_has_nul(value):
-            self.fail("nul")
+        if value is not data:  # form-encoded text, parsed just now
+            self.check(value)
         return value
+
+    def check(self, value: Any) -> None:
+        try:
+            check_json_value(value, path=self.field_name or "value", max_depth=MAX_JSON_DEPTH)
+        except JsonValueError as exc:
+            raise serializers.ValidationError(str(exc), code="invalid") from None
 
 
 @extend_schema_field({"type": "string", "format": "uri", "nullable": True})

@@ -13,24 +13,19 @@ from functools import reduce
 from operator import or_
 from typing import Any
 
-import orjson
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
 from scheduling.conf import scheduling_settings
 from scheduling.jobs.models import Job, ScheduledJobRun
-from scheduling.jsonvalues import json_depth, json_has_nul
+from scheduling.jsonvalues import JsonValueError, check_json_value
 from scheduling.models import ScheduledEventQuerySet, Status, iso_utc, require_aware
-from scheduling.outgoing import dumps
 from scheduling.targets import TargetError, check_callback
 
 JobError = TargetError  # the API and the admin catch one error type for every field
 
 MAX_LABELS = 64
 MAX_LABEL_VALUE = 255
-# Levels of a payload, its top object counting as one; the broker's serialiser gives up near
-# 254, and a schedule's payload has no use for more than a few.
-MAX_JSON_DEPTH = 32
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
 LABEL_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,62}")
@@ -67,13 +62,13 @@ def check_schedules(schedules: Iterable[datetime]) -> list[datetime]:
     return sorted(instants)
 
 
-def check_payload(payload: object) -> dict[str, Any]:
+def check_payload(payload: object, where: str = "payload") -> dict[str, Any]:
+    """`where`: the path the message names (callback.data.payload in a rabbitmq callback)."""
     if not isinstance(payload, dict):
-        raise JobError("payload", f"Enter a JSON object, e.g. {{}}; got {_json_kind(payload)}.")
-    size = len(check_json(payload, "payload"))
-    limit = scheduling_settings().job_max_payload_bytes
-    if size > limit:
-        raise JobError("payload", f"At most {limit} bytes of JSON per job; got {size}.")
+        raise JobError(
+            "payload", f"{where}: enter a JSON object, e.g. {{}}; got {_json_kind(payload)}."
+        )
+    check_json(payload, where, max_bytes=scheduling_settings().job_max_payload_bytes)
     return payload
 
 
@@ -96,21 +91,18 @@ def check_callback_and_payload(
             "Give the payload once: in callback.data.payload (rabbitmq callbacks) or in payload.",
         )
     try:
-        return checked, check_payload(data.pop("payload"))
+        return checked, check_payload(data.pop("payload"), "callback.data.payload")
     except JobError as exc:
-        raise JobError("callback", f"data.payload: {exc.message}") from None
+        raise JobError("callback", exc.message) from None
 
 
-def check_json(value: object, field: str) -> bytes:
-    """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses."""
-    if json_depth(value) > MAX_JSON_DEPTH:
-        raise JobError(field, f"Enter JSON nested at most {MAX_JSON_DEPTH} levels deep.")
-    if json_has_nul(value):
-        raise JobError(field, "Null characters (\\u0000) are not allowed.")
+def check_json(value: object, path: str, max_bytes: int | None = None) -> bytes:
+    """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses.
+    The same rule as a recurring schedule's payload template (scheduling.jsonvalues)."""
     try:
-        return dumps(value)
-    except (orjson.JSONEncodeError, TypeError) as exc:  # lone surrogates, ints beyond 64 bits
-        raise JobError(field, f"Enter JSON the broker can send: {exc}.") from None
+        return check_json_value(value, path=path, max_bytes=max_bytes)
+    except JsonValueError as exc:
+        raise JobError(path.split(".")[0], str(exc)) from None
 
 
 def check_labels(labels: object) -> dict[str, str]:

@@ -16,12 +16,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from scheduling.api.defaults import FrameworkViewDefaults
+from scheduling.api.params import whole_number
 from scheduling.api.serializers import (
     BoundedJSONField,
     IsoDurationField,
     ScheduledEventSerializer,
     StrictDateTimeField,
 )
+from scheduling.api.throttles import ScheduleWriteThrottle
 from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
 from scheduling.models import Status, iso_utc
 from scheduling.recurring.calendars import PlannedFire, schedule_plan
@@ -122,7 +124,7 @@ class ScheduleSerializer(SchedulePolicySerializer):  # + overlap, DST, max_fires
             for name, value in attrs.items():
                 setattr(candidate, name, value)
             check_fires = candidate.timeline_changed()
-        errors = schedule_errors(candidate, check_fires=check_fires)
+        errors = schedule_errors(candidate, check_fires=check_fires, known_task=True)
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
@@ -193,6 +195,7 @@ TriggerSerializer = inline_serializer(
 class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
     serializer_class = ScheduleSerializer
     permission_classes = [ModelViewPermission]
+    throttle_classes = [ScheduleWriteThrottle]
     lookup_field = "name"
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
     filterset_fields = (
@@ -307,8 +310,4 @@ def preview_entry(planned: PlannedFire, zone: Any) -> dict[str, str]:
 
 
 def preview_count(value: str) -> int:
-    if not value.isdigit() or not 1 <= int(value) <= PREVIEW_MAX:
-        raise serializers.ValidationError(
-            {"count": f"Enter a whole number from 1 to {PREVIEW_MAX}; got {value!r}."}
-        )
-    return int(value)
+    return whole_number("count", value, low=1, high=PREVIEW_MAX)

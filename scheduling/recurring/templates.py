@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from scheduling.jsonvalues import json_has_nul
+from scheduling.conf import scheduling_settings
+from scheduling.jsonvalues import JsonValueError, check_json_value
+from scheduling.outgoing import dumps
 from scheduling.recurring.cron import time_zone, to_utc
 
 VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}")
 OPEN = re.compile(r"(?<!\$)\$\{")
+SAMPLE_FIRE = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 class TemplateError(ValueError):
@@ -52,10 +55,30 @@ VARIABLES: dict[str, Callable[[datetime, str, str], str]] = {
 }
 
 
-def validate_template(template: Any) -> None:
-    """Raise TemplateError for an unknown variable or an unterminated `${`, naming where."""
-    if json_has_nul(template):
-        raise TemplateError("null characters are not allowed (PostgreSQL cannot store them)")
+def validate_template(
+    template: Any, *, max_bytes: int | None = None, schedule_name: str = ""
+) -> None:
+    """Raise TemplateError for what a keyed job's payload could not hold (scheduling.jsonvalues:
+    surrogates, integers beyond 64 bits, depth, size, rendered too; the size limit defaults to
+    SCHEDULING_JOB_MAX_PAYLOAD_BYTES), an unknown variable or an unterminated `${`, naming where."""
+    if max_bytes is None:
+        max_bytes = scheduling_settings().job_max_payload_bytes
+    try:
+        check_json_value(template, path="payload_template", max_bytes=max_bytes)
+    except JsonValueError as exc:
+        raise TemplateError(str(exc)) from None
+    _check_variables(template)
+    # Every fire renders to the same length: times and dates have fixed widths in any zone.
+    rendered = render(template, fire_time=SAMPLE_FIRE, tz="UTC", schedule_name=schedule_name)
+    size = len(dumps(rendered))
+    if size > max_bytes:
+        raise TemplateError(
+            f"payload_template renders to {size} bytes of JSON at every fire; at most "
+            f"{max_bytes}: use fewer or shorter variables."
+        )
+
+
+def _check_variables(template: Any) -> None:
     for path, text in _strings(template, "$"):
         for match in VARIABLE.finditer(text):
             if match[1] is not None and match[1] not in VARIABLES:

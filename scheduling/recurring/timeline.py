@@ -3,9 +3,12 @@ schedule and `now` come in, the successors to insert go out; services.py writes 
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from scheduling.models import iso_utc
+from scheduling.recurring import cron
 from scheduling.recurring.conf import RecurringSettings
 from scheduling.recurring.models import (
     MICROSECOND,
@@ -14,6 +17,8 @@ from scheduling.recurring.models import (
     ScheduledOccurrence,
 )
 from scheduling.recurring.policies import fires_left
+
+logger = logging.getLogger(__name__)
 
 
 class Successor(NamedTuple):
@@ -47,14 +52,16 @@ def timeline_successors(
     conf: RecurringSettings,
     catch_up: bool = False,
 ) -> list[Successor]:
-    """The schedule's fire times after `after` that are due by the misfire policy, then its
-    next one; empty when the schedule has ended. The last one returned is the head.
-    `catch_up`: every missed fire time within the catch-up window, whatever the policy (a
-    resume with resume_policy catch_up). Never more than the fires max_fires leaves."""
+    """The schedule's fire times after `after` due by the misfire policy, then its next one (the
+    head); none once it ended. `catch_up`: every missed fire time in the catch-up window,
+    whatever the policy (resume_policy catch_up). Never more than max_fires leaves."""
     catch_up = catch_up or schedule.misfire_policy == MisfirePolicy.FIRE_ALL
     left = fires_left(schedule)
     missed_before = now - timedelta(seconds=conf.misfire_grace)
-    floor = _floor(schedule, now, missed_before, catch_up)
+    floor = _floor(schedule, now, missed_before, catch_up, conf)
+    room = conf.max_catchup_fires - missed_run  # what this catch-up may still publish
+    if catch_up:
+        floor = _skip_past_the_cap(schedule, after, floor, room, now, conf)
     fire = schedule.next_fire_after(max(after, floor - MICROSECOND))
     if fire is None or left == 0:
         return []
@@ -63,7 +70,7 @@ def timeline_successors(
         return [Successor(schedule.pk, schedule.version, fire, run)]
     # A catch-up: every missed fire time up to now, and the next one. A long one goes in
     # chunks: the chunk's last row is the head, and delivering it inserts the next chunk.
-    chunk = conf.catch_up_chunk if left is None else min(conf.catch_up_chunk, left)
+    chunk = min(conf.catch_up_chunk, room, conf.catch_up_chunk if left is None else left)
     times = _catch_up_times(schedule, fire, now=now, chunk=chunk)
     last = len(times) - 1
     return [
@@ -92,12 +99,51 @@ def _catch_up_times(
 
 
 def _floor(
-    schedule: RecurringSchedule, now: datetime, missed_before: datetime, catch_up: bool
+    schedule: RecurringSchedule,
+    now: datetime,
+    missed_before: datetime,
+    catch_up: bool,
+    conf: RecurringSettings,
 ) -> datetime:
     """The earliest fire time still worth publishing now."""
     floors = [now - schedule.max_lateness] if schedule.max_lateness is not None else []
     if catch_up:
-        floors.append(now - schedule.catchup_window)
+        floors.append(now - _capped_window(schedule, conf))
     else:
         floors.append(missed_before)
     return max(floors)
+
+
+def _capped_window(schedule: RecurringSchedule, conf: RecurringSettings) -> timedelta:
+    """The catch-up window, shortened where its fire times could outnumber the cap (a schedule
+    saved before the cap, or under a higher one): the most recent fire times are kept."""
+    plan = cron.parse(schedule.cron)
+    return cron.longest_span_within(plan, conf.max_catchup_fires, schedule.catchup_window)
+
+
+def _skip_past_the_cap(
+    schedule: RecurringSchedule,
+    after: datetime,
+    floor: datetime,
+    room: int,
+    now: datetime,
+    conf: RecurringSettings,
+) -> datetime:
+    """The floor, moved to now once the catch-up has published its most; the fire times the
+    cap skips (not those the window leaves out) are logged."""
+    if room <= 0:
+        floor = max(floor, now)
+    if floor <= after:
+        return floor
+    first = schedule.next_fire_after(max(after, now - schedule.catchup_window) - MICROSECOND)
+    if first is None or first >= floor:
+        return floor
+    logger.warning(
+        "recurring schedule %s: a catch-up publishes at most %d occurrences "
+        "(SCHEDULING_MAX_CATCHUP_FIRES); its fire times from %s to before %s are skipped",
+        schedule.name,
+        conf.max_catchup_fires,
+        iso_utc(first),
+        iso_utc(floor),
+    )
+    return floor

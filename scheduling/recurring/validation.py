@@ -12,9 +12,15 @@ from django.core.validators import validate_slug
 from django.utils import timezone as django_timezone
 
 from scheduling.models import iso_utc, storable_utc
+from scheduling.parsing import iso_duration
 from scheduling.recurring import cron
 from scheduling.recurring.calendars import calendar_errors
-from scheduling.recurring.conf import CATCHUP_WINDOW_FORM, MAX_CATCHUP_WINDOW
+from scheduling.recurring.conf import (
+    CATCHUP_WINDOW_FORM,
+    MAX_CATCHUP_WINDOW,
+    RecurringSettings,
+    recurring_settings,
+)
 from scheduling.recurring.policies import policy_errors
 from scheduling.recurring.templates import TemplateError, validate_template
 from scheduling.targets import TargetError, check_callback
@@ -24,17 +30,22 @@ if TYPE_CHECKING:
 
 
 def schedule_errors(
-    schedule: RecurringSchedule, *, check_fires: bool = True, check_target: bool = True
+    schedule: RecurringSchedule,
+    *,
+    check_fires: bool = True,
+    check_target: bool = True,
+    known_task: bool = False,
 ) -> dict[str, str]:
     """Every problem with a schedule, by field; empty when it can be saved. A stored target
-    that later rules refuse does not keep the schedule from being edited or disabled."""
+    that later rules refuse does not keep the schedule from being edited or disabled.
+    `known_task` (the API's rule, as for keyed jobs): a task must be registered or external."""
     errors: dict[str, str] = {}
     for field, check in (
         ("name", lambda: validate_slug(schedule.name)),
         ("timezone", lambda: cron.time_zone(schedule.timezone)),
         ("template_timezone", lambda: _check_template_timezone(schedule.template_timezone)),
         ("cron", lambda: cron.parse(schedule.cron)),
-        ("payload_template", lambda: validate_template(schedule.payload_template)),
+        ("payload_template", lambda: _check_template(schedule)),
     ):
         try:
             check()
@@ -42,10 +53,12 @@ def schedule_errors(
             errors[field] = (
                 "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
             )
-    errors.update(_target_errors(schedule, check_rules=check_target))
+    errors.update(_target_errors(schedule, check_rules=check_target, known_task=known_task))
     errors.update(_time_errors(schedule))
     errors.update(policy_errors(schedule))  # overlap, DST, max_fires, pause: policies.py
     errors.update(calendar_errors(schedule))
+    if schedule.enabled and not errors:
+        errors.update(volume_errors(schedule, recurring_settings()))
     if check_fires and schedule.enabled and not errors and not _fires_at_all(schedule):
         errors["cron"] = (
             f"{schedule.cron!r} never fires after {iso_utc(max(schedule.starts_at, django_timezone.now()))}"
@@ -59,7 +72,14 @@ def _check_template_timezone(name: str) -> None:
         cron.time_zone(name)
 
 
-def _target_errors(schedule: RecurringSchedule, *, check_rules: bool) -> dict[str, str]:
+def _check_template(schedule: RecurringSchedule) -> None:
+    name = schedule.name if isinstance(schedule.name, str) else ""
+    validate_template(schedule.payload_template, schedule_name=name)
+
+
+def _target_errors(
+    schedule: RecurringSchedule, *, check_rules: bool, known_task: bool
+) -> dict[str, str]:
     if bool(schedule.task) == bool(schedule.queue):
         message = "Set exactly one target: task (a Celery task name) or queue (a queue name)."
         return {"task": message, "queue": message}
@@ -69,7 +89,7 @@ def _target_errors(schedule: RecurringSchedule, *, check_rules: bool) -> dict[st
     # broker reads, no odd characters.
     field = "task" if schedule.task else "queue"
     try:
-        check_callback({"type": field, field: getattr(schedule, field)})
+        check_callback({"type": field, field: getattr(schedule, field)}, known_task=known_task)
     except TargetError as error:
         message = error.message.removeprefix(f"{field}: ")
         return {field: message[0].upper() + message[1:]}
@@ -98,6 +118,38 @@ def _time_errors(schedule: RecurringSchedule) -> dict[str, str]:
     if not isinstance(window, timedelta) or not timedelta(0) < window <= MAX_CATCHUP_WINDOW:
         errors["catchup_window"] = f"catchup_window must be {CATCHUP_WINDOW_FORM}."
     return errors
+
+
+def volume_errors(schedule: RecurringSchedule, conf: RecurringSettings) -> dict[str, str]:
+    """The work one schedule may set off: fire times per hour, and occurrences per catch-up."""
+    plan = cron.parse(schedule.cron)
+    per_hour = cron.fires_per_hour(plan)
+    if per_hour > conf.max_fires_per_hour:
+        return {
+            "cron": f"{schedule.cron!r} fires up to {per_hour} times an hour; at most "
+            f"{conf.max_fires_per_hour} (SCHEDULING_MAX_FIRES_PER_HOUR): fire less often."
+        }
+    if schedule.misfire_policy != "fire_all":
+        return {}
+    window = catch_up_span(schedule)
+    fires = cron.most_fires_within(plan, window)
+    if fires <= conf.max_catchup_fires:
+        return {}
+    fitting = cron.longest_span_within(plan, conf.max_catchup_fires, window)
+    return {
+        "catchup_window": f"With cron {schedule.cron!r}, catchup_window {iso_duration(window)} "
+        f"would publish up to {fires} occurrences in one fire_all catch-up; at most "
+        f"{conf.max_catchup_fires} (SCHEDULING_MAX_CATCHUP_FIRES): shorten catchup_window "
+        f"to at most {iso_duration(fitting)}, or choose misfire_policy fire_once or skip."
+    }
+
+
+def catch_up_span(schedule: RecurringSchedule) -> timedelta:
+    """The longest run of fire times one catch-up may cover: the window, or the whole
+    schedule where it ends sooner."""
+    if schedule.ends_at is None:
+        return schedule.catchup_window
+    return min(schedule.catchup_window, schedule.ends_at - schedule.starts_at)
 
 
 def _fires_at_all(schedule: RecurringSchedule) -> bool:

@@ -69,7 +69,7 @@ def test_payload_and_labels_are_edited_through_the_service_and_checked(admin_cli
         url, {**inline_management(), "payload": '{"a": 1}', "labels": '{"team": "x"}'}
     )
 
-    assert "Enter a JSON object" in refused.content.decode()
+    assert "payload: enter a JSON object" in refused.content.decode()
     assert saved.status_code == 302
     job.refresh_from_db()
     assert (job.payload, job.labels) == ({"a": 1}, {"team": "x"})

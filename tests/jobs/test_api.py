@@ -320,7 +320,7 @@ def test_the_number_of_instants_and_payload_bytes_are_limited_by_settings(api, s
     too_big = put_job(api, "k", payload={"text": "x" * 20})
 
     assert "At most 2 instants per job; got 3" in too_many.json()["schedules"][0]
-    assert "At most 20 bytes of JSON per job; got 31" in too_big.json()["payload"][0]
+    assert "payload: at most 20 bytes of JSON; got 31" in too_big.json()["payload"][0]
 
 
 def test_patch_validates_like_put(api):

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 
 from scheduling.api.defaults import FrameworkViewDefaults
 from scheduling.api.parsers import JSONParser
+from scheduling.api.throttles import JobWriteThrottle
 from scheduling.api.views import BulkActions, ModelViewPermission, validated
 from scheduling.jobs.api.filters import NOT_FILTERS, parse_bulk_filter, parse_job_filter
 from scheduling.jobs.api.schema import documented
@@ -62,6 +63,7 @@ class JobViewSet(BulkActions, FrameworkViewDefaults, viewsets.GenericViewSet):
     queryset = Job.objects.all()
     serializer_class = JobSerializer
     permission_classes = [JobPermission]
+    throttle_classes = [JobWriteThrottle]
     parser_classes = [JSONParser]
     filter_backends: list[Any] = []
     lookup_field = "key"

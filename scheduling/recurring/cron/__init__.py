@@ -6,7 +6,8 @@ reference: the grammar, the DST rules, the leniencies kept and every difference 
 whose test vectors tests/unit/cron_vectors/*.json hold (Quartz, croniter, cronsim, cron-utils).
 
 The package by role: plan.py (a parsed expression), parsing.py (the grammar), search.py (the
-wall-time search), dst.py (time zones and the DST policy); its public names are here.
+wall-time search), dst.py (time zones and the DST policy), rate.py (how often a plan fires,
+counted from its fields); its public names are here.
 
 Grammar, in short:
 - standard cron, 5 fields: minute hour day-of-month month day-of-week (0-7, 0 and 7 = SUN);
@@ -39,6 +40,7 @@ from datetime import UTC, datetime
 from scheduling.recurring.cron.dst import Transition, next_cron, next_transitions, time_zone, to_utc
 from scheduling.recurring.cron.parsing import parse
 from scheduling.recurring.cron.plan import CronError, Plan
+from scheduling.recurring.cron.rate import fires_per_hour, longest_span_within, most_fires_within
 from scheduling.recurring.cron.search import next_every
 
 __all__ = [
@@ -46,6 +48,9 @@ __all__ = [
     "Plan",
     "Transition",
     "fire_times",
+    "fires_per_hour",
+    "longest_span_within",
+    "most_fires_within",
     "next_fire",
     "next_transitions",
     "parse",
