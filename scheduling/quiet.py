@@ -21,7 +21,7 @@ from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.core.validators import slug_re
 from django.db.models import Q
 
-from scheduling.calendars.rules import Window
+from scheduling.calendars.rules import CalendarRules, Window
 from scheduling.states import Status
 from scheduling.zones import time_zone
 from scheduling.zones import validate_time_zone as validate_time_zone  # a migration names it
@@ -81,10 +81,17 @@ class DailyQuietHours:
     def zone(self) -> zoneinfo.ZoneInfo:
         return self.window.zone
 
+    def __str__(self) -> str:
+        return f"{self.start:%H:%M} to {self.end:%H:%M} ({self.tz})"
+
     def excluded_span(self, at: datetime) -> tuple[datetime, datetime] | None:
         """The night [start, end) holding the aware `at`, in UTC; None if not quiet. Nights
         that touch (in a spring gap) are two spans: released_at walks on."""
         return self.window.span(at.astimezone(UTC))
+
+    def spans(self, after: datetime, count: int) -> list[tuple[datetime, datetime]]:
+        """The first `count` nights that end after `after`, as a calendar lists them."""
+        return CalendarRules((self.window,)).spans(after, count)
 
 
 def released_at(spans: ExcludedSpans, at: datetime) -> datetime | None:
@@ -134,15 +141,18 @@ def cancelled_for_quiet_hours() -> Q:
     )
 
 
-def spans_for(model: type[Any], row: Any) -> ExcludedSpans | None:
-    """The row's quiet spans as its model declares them (validate_quiet_hours checked it)."""
+def declared_for(model: type[Any], row: Any) -> ExcludedSpans | str | None:
+    """The row's quiet hours as its model declares them: spans, a calendar's name, or None."""
     declared = model.quiet_hours
-    spans = declared
     if callable(declared) and not isinstance(declared, ExcludedSpans):
-        spans = declared(row)
-    if isinstance(spans, str):
-        return stored_calendar(model, spans)
-    return spans
+        return declared(row)
+    return declared
+
+
+def spans_for(model: type[Any], row: Any) -> ExcludedSpans | None:
+    """The row's quiet spans (validate_quiet_hours checked the declaration)."""
+    declared = declared_for(model, row)
+    return stored_calendar(model, declared) if isinstance(declared, str) else declared
 
 
 def stored_calendar(model: type[Any], name: str) -> ExcludedSpans:

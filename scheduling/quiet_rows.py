@@ -89,8 +89,10 @@ def create(
     model: type[Any], rows: Sequence[Any], insert: Callable[[], Any], *, using: str | None = None
 ) -> None:
     """Insert `rows` (unsaved) through `insert`, their quiet hours applied."""
+    # Decided first: a declaration that cannot be used (a calendar gone) then refuses the rows
+    # without breaking the caller's transaction.
+    decided = [(row, decision) for row in rows if (decision := _before_insert(model, row))]
     with transaction.atomic(using=using, savepoint=False):  # one with the insert
-        decided = [(row, decision) for row in rows if (decision := _before_insert(model, row))]
         insert()
         inserted = [(row, decision) for row, decision in decided if row.pk is not None]
         record.write(_created_entry(row, decision) for row, decision in inserted)
