@@ -4,9 +4,6 @@ missing name named at use and by the check that may read the database, a calenda
 and the row's admin page saying what held it. The test model is ScheduledPing, given the
 declaration for each test."""
 
-from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
-
 import pytest
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured, ValidationError
@@ -18,18 +15,12 @@ from scheduling.calendars.store import forget_named
 from scheduling.history.record import written_for
 from scheduling.models import ScheduledEvent
 from tests.factories import PingFactory
+from tests.scheduling.test_quiet_hours import HELD, paris
 from tests.testapp.models import ScheduledPing
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 
 Status = ScheduledEvent.Status
-PARIS = ZoneInfo("Europe/Paris")
-HELD = "held for quiet hours until 07:00 (Europe/Paris)"
-
-
-def paris(*args):
-    return datetime(*args, tzinfo=PARIS).astimezone(UTC)
-
 
 NIGHT = paris(2026, 12, 1, 23, 0)
 MORNING = paris(2026, 12, 2, 7, 0)
