@@ -18,6 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from scheduling.conf import a_rate, scheduling_settings, setting_errors
 from scheduling.locks import redis_client_for_locks
 from scheduling.models import ScheduledEvent
+from scheduling.quiet_calendars import missing_calendar_warnings
 from scheduling.registry import scheduled_models
 from scheduling.targets import is_external_task
 
@@ -109,6 +110,14 @@ def check_queues_declared(app_configs: Any = None, **kwargs: Any) -> list[CheckM
         for model in scheduled_models()
         if model.get_queue() not in names
     ]
+
+
+@register(Tags.database)
+def check_quiet_calendars(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """Models whose quiet_hours names a calendar that is not stored (reads the database)."""
+    return missing_calendar_warnings(databases)
 
 
 @register()

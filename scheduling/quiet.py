@@ -1,9 +1,10 @@
 """Quiet hours: spans of time in which a scheduled model's rows must not be delivered.
 
-Pure: what a span is (`ExcludedSpans`, any object with `excluded_span(at)`, such as
+What a span is (`ExcludedSpans`, any object with `excluded_span(at)`, such as
 `DailyQuietHours` or a stored calendar), when a row held by one is released, and what a model
-declares (`quiet_hours`, `quiet_policy`, `quiet_fold_by`). Applying it to rows as they are
-created or moved is scheduling.quiet_rows.
+declares (`quiet_hours`, `quiet_policy`, `quiet_fold_by`). Pure, but for a stored calendar
+named by `quiet_hours`, which scheduling.calendars.store loads (and keeps a few seconds).
+Applying it to rows as they are created or moved is scheduling.quiet_rows.
 """
 
 from __future__ import annotations
@@ -11,15 +12,19 @@ from __future__ import annotations
 import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, time
 from enum import StrEnum
-from functools import lru_cache
+from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
-from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured, ValidationError
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.core.validators import slug_re
 from django.db.models import Q
 
+from scheduling.calendars.rules import CalendarRules, Window
 from scheduling.states import Status
+from scheduling.zones import time_zone
+from scheduling.zones import validate_time_zone as validate_time_zone  # a migration names it
 
 
 @runtime_checkable
@@ -29,8 +34,13 @@ class ExcludedSpans(Protocol):
         ...
 
 
-# A model's `quiet_hours`: the spans, or a function of the row giving them (None: no quiet).
-QuietHours = ExcludedSpans | Callable[[Any], ExcludedSpans | None]
+# A model's `quiet_hours`: the spans, a stored calendar's name, or a function of the row giving
+# either (None: no quiet).
+QuietHours = ExcludedSpans | str | Callable[[Any], ExcludedSpans | str | None]
+QUIET_HOURS_FORM = (
+    "an object with excluded_span(at) (e.g. DailyQuietHours()), a stored calendar's name "
+    '(e.g. "nights"), a function of the row returning either or None, or None'
+)
 
 
 class QuietPolicy(StrEnum):
@@ -47,32 +57,12 @@ FOLDED_INTO = "folded into #"
 SKIPPED = "skipped for quiet hours"
 
 
-@lru_cache(maxsize=512)
-def time_zone(name: str) -> zoneinfo.ZoneInfo:
-    validate_time_zone(name)
-    return zoneinfo.ZoneInfo(name)
-
-
-@lru_cache(maxsize=1)
-def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
-
-
-def validate_time_zone(name: object) -> None:
-    """A model field validator: an IANA time zone name."""
-    if not isinstance(name, str) or name not in _zone_names():
-        raise ValidationError(
-            f"{name!r} is not a known IANA time zone name; expected one such as Europe/Paris "
-            "or UTC.",
-            code="invalid_time_zone",
-        )
-
-
 @dataclass(frozen=True)
 class DailyQuietHours:
     """Every day from `start` to `end`, wall-clock times in `tz`; crosses midnight when
-    `end` <= `start` (22:00 to 07:00). A wall time a DST change skips starts or ends the span
-    at the jump; one it repeats, at its first pass."""
+    `end` <= `start` (22:00 to 07:00). The calendars' daily window (scheduling.calendars.rules.
+    Window) evaluates it, with its rule for DST: every instant whose wall time is inside is
+    quiet."""
 
     start: time = time(22)
     end: time = time(7)
@@ -81,41 +71,27 @@ class DailyQuietHours:
     def __post_init__(self) -> None:
         if self.start == self.end:
             raise ValueError(f"DailyQuietHours: start and end are both {self.start}: no span.")
-        time_zone(self.tz)  # ValidationError naming the accepted form
+        validate_time_zone(self.tz)  # ValidationError naming the accepted form
+
+    @cached_property
+    def window(self) -> Window:
+        return Window(time_zone(self.tz), self.start, self.end)
+
+    @property
+    def zone(self) -> zoneinfo.ZoneInfo:
+        return self.window.zone
+
+    def __str__(self) -> str:
+        return f"{self.start:%H:%M} to {self.end:%H:%M} ({self.tz})"
 
     def excluded_span(self, at: datetime) -> tuple[datetime, datetime] | None:
-        zone = time_zone(self.tz)
-        today = at.astimezone(zone).date()
-        instant = at.astimezone(UTC)  # two times in one zone compare by wall clock: not here
-        for day in (today - timedelta(days=1), today):
-            start, end = self.span_of(day, zone)
-            if start.astimezone(UTC) <= instant < end.astimezone(UTC):
-                return start, end
-        return None
+        """The night [start, end) holding the aware `at`, in UTC; None if not quiet. Nights
+        that touch (in a spring gap) are two spans: released_at walks on."""
+        return self.window.span(at.astimezone(UTC))
 
-    def span_of(self, day: date, zone: zoneinfo.ZoneInfo) -> tuple[datetime, datetime]:
-        """The span that starts on `day`."""
-        end_day = day + timedelta(days=1) if self.end <= self.start else day
-        return wall_instant(day, self.start, zone), wall_instant(end_day, self.end, zone)
-
-
-def wall_instant(day: date, wall: time, zone: zoneinfo.ZoneInfo) -> datetime:
-    """The first instant whose wall clock in `zone` reads `wall` on `day` or later: the first
-    pass of a repeated time; the jump itself for a time the clocks skip."""
-    naive = datetime.combine(day, wall)
-    first = naive.replace(tzinfo=zone)
-    if first.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == naive:
-        return first
-    # In a gap, fold=1 reads the wall time with the offset after the jump: an instant before
-    # it; fold=0, with the offset before: an instant after. Bisect to the second between.
-    low, high = (naive.replace(tzinfo=zone, fold=f).astimezone(UTC) for f in (1, 0))
-    while high - low > timedelta(seconds=1):
-        middle = low + (high - low) / 2
-        if middle.astimezone(zone).replace(tzinfo=None) >= naive:
-            high = middle
-        else:
-            low = middle
-    return high.astimezone(zone)
+    def spans(self, after: datetime, count: int) -> list[tuple[datetime, datetime]]:
+        """The first `count` nights that end after `after`, as a calendar lists them."""
+        return CalendarRules((self.window,)).spans(after, count)
 
 
 def released_at(spans: ExcludedSpans, at: datetime) -> datetime | None:
@@ -129,6 +105,13 @@ def released_at(spans: ExcludedSpans, at: datetime) -> datetime | None:
             return span[1]
         span = following
     raise ValueError(f"Quiet hours from {at.isoformat()} never end: {spans!r}")
+
+
+def in_own_zone(spans: ExcludedSpans, at: datetime) -> datetime:
+    """`at` in the spans' own time zone (their `zone`, as DailyQuietHours and a calendar's rules
+    have), for the reasons a person reads; else as it is."""
+    zone = getattr(spans, "zone", None)
+    return at.astimezone(zone) if isinstance(zone, zoneinfo.ZoneInfo) else at
 
 
 def as_wall_time(at: datetime) -> str:
@@ -158,12 +141,34 @@ def cancelled_for_quiet_hours() -> Q:
     )
 
 
-def spans_for(model: type[Any], row: Any) -> ExcludedSpans | None:
+def declared_for(model: type[Any], row: Any) -> ExcludedSpans | str | None:
+    """The row's quiet hours as its model declares them: spans, a calendar's name, or None."""
     declared = model.quiet_hours
-    if declared is None or isinstance(declared, ExcludedSpans):
-        return declared
-    spans: ExcludedSpans | None = declared(row)
-    return spans
+    if callable(declared) and not isinstance(declared, ExcludedSpans):
+        return declared(row)
+    return declared
+
+
+def spans_for(model: type[Any], row: Any) -> ExcludedSpans | None:
+    """The row's quiet spans (validate_quiet_hours checked the declaration)."""
+    declared = declared_for(model, row)
+    return stored_calendar(model, declared) if isinstance(declared, str) else declared
+
+
+def stored_calendar(model: type[Any], name: str) -> ExcludedSpans:
+    """The stored calendar called `name`, its spans in its own time zone; an error naming the
+    model and the name when no calendar has it."""
+    from scheduling.calendars.rules import CalendarError
+    from scheduling.calendars.store import named_calendar
+
+    try:
+        return named_calendar(name)
+    except CalendarError as exc:
+        raise ImproperlyConfigured(
+            f"{model.__name__}.quiet_hours names the calendar {name!r}, which cannot be used: "
+            f"{exc}. Add a calendar by that name (the admin's Calendars, or POST to the API's "
+            "calendars/) or change quiet_hours."
+        ) from None
 
 
 def validate_quiet_hours(model: type[Any]) -> None:
@@ -172,11 +177,10 @@ def validate_quiet_hours(model: type[Any]) -> None:
     if declared is None:
         return
     name = model.__name__
-    if not (isinstance(declared, ExcludedSpans) or callable(declared)):
+    is_name = isinstance(declared, str) and slug_re.fullmatch(declared) is not None
+    if not (is_name or isinstance(declared, ExcludedSpans) or callable(declared)):
         raise ImproperlyConfigured(
-            f"{name}.quiet_hours = {declared!r} is not valid: expected an object with "
-            "excluded_span(at) (e.g. DailyQuietHours()), a function of the row returning one "
-            "or None, or None."
+            f"{name}.quiet_hours = {declared!r} is not valid: expected {QUIET_HOURS_FORM}."
         )
     if model.quiet_policy not in QuietPolicy.__members__.values():
         accepted = ", ".join(QuietPolicy)

@@ -29,6 +29,7 @@ from scheduling.quiet import (
     fold_by_attnames,
     folded_reason,
     held_reason,
+    in_own_zone,
     released_at,
     skipped_reason,
     spans_for,
@@ -59,15 +60,16 @@ def has_quiet_hours(model: type[Any]) -> bool:
 def decide(model: type[Any], row: Any, at: datetime) -> Decision | None:
     """What the model's quiet hours do to `row` if it is to be delivered at `at`."""
     spans = spans_for(model, row)
-    until = None if spans is None else released_at(spans, at)
-    if until is None:
+    released = None if spans is None else released_at(spans, at)
+    if spans is None or released is None:
         return None
+    # In UTC but in the reasons: aware times compare unequal across zones in a repeated hour.
+    until, shown = released.astimezone(UTC), in_own_zone(spans, released)
     if model.quiet_policy == QuietPolicy.SKIP:
-        return Skip(skipped_reason(until))
-    # In UTC from here: aware times compare unequal across zones in a repeated hour.
-    if _would_expire(row, until.astimezone(UTC)):
-        return Skip(skipped_reason(until, expires=True))
-    return Hold(until.astimezone(UTC), held_reason(until))
+        return Skip(skipped_reason(shown))
+    if _would_expire(row, until):
+        return Skip(skipped_reason(shown, expires=True))
+    return Hold(until, held_reason(shown))
 
 
 def _would_expire(row: Any, until: datetime) -> bool:
@@ -87,8 +89,10 @@ def create(
     model: type[Any], rows: Sequence[Any], insert: Callable[[], Any], *, using: str | None = None
 ) -> None:
     """Insert `rows` (unsaved) through `insert`, their quiet hours applied."""
+    # Decided first: a declaration that cannot be used (a calendar gone) then refuses the rows
+    # without breaking the caller's transaction.
+    decided = [(row, decision) for row in rows if (decision := _before_insert(model, row))]
     with transaction.atomic(using=using, savepoint=False):  # one with the insert
-        decided = [(row, decision) for row in rows if (decision := _before_insert(model, row))]
         insert()
         inserted = [(row, decision) for row, decision in decided if row.pk is not None]
         record.write(_created_entry(row, decision) for row, decision in inserted)

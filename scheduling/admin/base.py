@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from scheduling.admin.audit import AuditedAdmin
 from scheduling.admin.causes import FailureCausesMixin
+from scheduling.admin.quiet import quiet_hours
 from scheduling.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.admin.wording import lateness, short_duration
 from scheduling.forms import AwareDateTimeFormField
@@ -44,6 +45,7 @@ from scheduling.models import (
     storable_utc,
 )
 from scheduling.parsing import parse_shift
+from scheduling.quiet_rows import has_quiet_hours
 from scheduling.states import LIFECYCLE_LABELS
 
 ACTION_TITLES = {"reschedule_rows": "Reschedule", "shift_rows": "Shift"}
@@ -182,7 +184,10 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
         # The business time (business_due_at, or due_at while the framework has not moved it)
         # beside due_at, rather than a business_due_at that is mostly empty.
         names = [field.name for field in self.model._meta.fields]
-        return ["business_time" if name == "business_due_at" else name for name in names]
+        shown: list[Any] = [
+            "business_time" if name == "business_due_at" else name for name in names
+        ]
+        return [*shown, quiet_hours] if has_quiet_hours(self.model) else shown
 
     def get_search_fields(self, request: HttpRequest) -> Any:
         return self.search_fields or getattr(self.model, "search_fields", ())

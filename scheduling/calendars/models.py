@@ -53,12 +53,16 @@ class Calendar(models.Model):
             self._refuse_rename_in_use()
             super().save(*args, **kwargs)
         self._rules = None
+        forget_named()
+        transaction.on_commit(forget_named)  # a reader may have kept the old one meanwhile
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         users = calendar_users.of(self.name)
         if users:
             raise ValidationError({"name": f"{self.name} is in use by {', '.join(users)}."})
-        return super().delete(*args, **kwargs)
+        deleted = super().delete(*args, **kwargs)
+        forget_named()
+        return deleted
 
     def clean(self) -> None:
         errors = calendar_errors(self)
@@ -112,6 +116,12 @@ def calendar_errors(calendar: Calendar) -> dict[str, str]:
         except CalendarError as exc:
             errors["composition"] = f"{exc}; enter {FORMS['composition']}."
     return errors
+
+
+def forget_named() -> None:
+    from scheduling.calendars.store import forget_named
+
+    forget_named()
 
 
 def _composing_calendars(name: str) -> list[str]:

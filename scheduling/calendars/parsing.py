@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, time
-from functools import lru_cache
 from typing import Any
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from dateutil.rrule import rrulestr
 
@@ -21,6 +20,7 @@ from scheduling.calendars.rules import (
     Window,
     rule_dates,
 )
+from scheduling.zones import UnknownTimeZone, time_zone
 
 WEEKDAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
 RULE_FREQUENCIES = ("YEARLY", "MONTHLY")
@@ -42,15 +42,11 @@ FORMS = {
 }
 
 
-@lru_cache(maxsize=1)
-def _zone_names() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
 def parse_timezone(name: Any) -> ZoneInfo:
-    if not isinstance(name, str) or name not in _zone_names():
-        raise CalendarError(f"unknown time zone {name!r}")
-    return ZoneInfo(name)
+    try:
+        return time_zone(name)
+    except UnknownTimeZone:
+        raise CalendarError(f"unknown time zone {name!r}") from None
 
 
 def parse_holiday(text: Any) -> date:

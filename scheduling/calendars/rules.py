@@ -17,7 +17,7 @@ wall time is within it. A day is local midnight to local midnight (23 or 25 hour
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Protocol
@@ -30,6 +30,7 @@ DAY = timedelta(days=1)
 # A span longer than this is refused rather than walked on: a calendar that excludes every
 # weekday, or composes to exclude everything, has no end to find.
 HORIZON = timedelta(days=800)
+RECENT_SPANS = 8
 INCLUDE = "include"
 EXCLUDE = "exclude"
 
@@ -105,7 +106,12 @@ class Window:
     end: time
 
     def contains(self, at: datetime) -> bool:
-        return any(s <= at < e for s, e in self._around(at))
+        return self.span(at) is not None
+
+    def span(self, at: datetime) -> tuple[datetime, datetime] | None:
+        """The one day's window holding `at` (UTC), or None. Two days' windows may touch (a
+        start and an end in the same spring gap): CalendarRules.excluded_span joins them."""
+        return next(((s, e) for s, e in self._around(at) if s <= at < e), None)
 
     def next_change(self, at: datetime) -> datetime:
         return min(edge for span in self._around(at, days=3) for edge in span if edge > at)
@@ -116,14 +122,18 @@ class Window:
     def _around(self, at: datetime, days: int = 1) -> list[tuple[datetime, datetime]]:
         """The window's spans that begin on the local days around `at`'s."""
         today = at.astimezone(self.zone).date()
-        return [self._on(today + offset * DAY) for offset in range(-days, days)]
+        return [_window_on(self, today + offset * DAY) for offset in range(-days, days)]
 
-    def _on(self, day: date) -> tuple[datetime, datetime]:
-        end_day = day + DAY if self.end <= self.start else day
-        return (
-            local_to_utc(datetime.combine(day, self.start), self.zone),
-            local_to_utc(datetime.combine(end_day, self.end), self.zone, fold=1),
-        )
+
+@lru_cache(maxsize=4096)  # every lookup reads a few days around it: worth keeping
+def _window_on(window: Window, day: date) -> tuple[datetime, datetime]:
+    """The window that starts on `day`: from the first pass of its start wall time to the
+    second pass of its end wall time (a skipped one is the jump)."""
+    end_day = day + DAY if window.end <= window.start else day
+    return (
+        local_to_utc(datetime.combine(day, window.start), window.zone),
+        local_to_utc(datetime.combine(end_day, window.end), window.zone, fold=1),
+    )
 
 
 @dataclass(frozen=True)
@@ -132,6 +142,13 @@ class CalendarRules:
 
     components: tuple[Component, ...] = ()
     steps: tuple[tuple[str, CalendarRules], ...] = ()
+    # The calendar's own time zone, for people: "held until 07:00 (Europe/Paris)". Its spans
+    # are UTC all the same (aware times in a repeated hour compare unequal across zones).
+    zone: ZoneInfo | None = None
+    # The last spans found: rows created together mostly fall in the same one.
+    _recent: list[tuple[datetime, datetime]] = field(
+        default_factory=list, compare=False, hash=False, repr=False
+    )
 
     def contains(self, at: datetime) -> bool:
         excluded = any(component.contains(at) for component in self.components)
@@ -156,9 +173,14 @@ class CalendarRules:
     def excluded_span(self, at: datetime) -> tuple[datetime, datetime] | None:
         """The excluded span holding the aware `at`, as UTC [start, end); None if allowed."""
         at = at.astimezone(UTC)
+        for start, end in self._recent:
+            if start <= at < end:
+                return start, end
         if not self.contains(at):
             return None
-        return self._span_start(at), self._span_end(at)
+        span = self._span_start(at), self._span_end(at)
+        self._recent[:] = [span, *self._recent[: RECENT_SPANS - 1]]
+        return span
 
     def next_allowed(self, at: datetime) -> datetime:
         """`at` itself if no span holds it, else the end of the span that does."""

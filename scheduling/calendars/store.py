@@ -1,13 +1,21 @@
 """Stored calendars as rules: a calendar with every calendar it composes, loaded in one query
-(a site keeps tens of calendars, not thousands), refusing unknown names and cycles."""
+(a site keeps tens of calendars, not thousands), refusing unknown names and cycles.
+
+A calendar named where rows are created (a scheduled model's `quiet_hours = "nights"`) is kept
+NAMED_TTL seconds per process, so creating 10,000 rows reads the calendars once; a calendar
+saved or deleted in this process is forgotten at once, in another within NAMED_TTL."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 from scheduling.calendars.models import Calendar
 from scheduling.calendars.parsing import own_components, parse_step, parse_timezone
 from scheduling.calendars.rules import CalendarError, CalendarRules, union
+
+NAMED_TTL = 10.0
+_named: dict[str, tuple[float, CalendarRules]] = {}  # name: (monotonic expiry, its rules)
 
 
 def calendar_rules(calendar: Calendar) -> CalendarRules:
@@ -20,6 +28,23 @@ def rules_for(names: Sequence[str]) -> CalendarRules:
     """What any of the named calendars excludes ("exclude A, then B")."""
     rows = _stored()
     return union([_build(name, rows, ()) for name in names])
+
+
+def named_calendar(name: str) -> CalendarRules:
+    """The calendar called `name` as rules; CalendarError if no calendar has that name (or one
+    it composes is gone)."""
+    now = time.monotonic()
+    kept = _named.get(name)
+    if kept is not None and now < kept[0]:
+        return kept[1]
+    rules = _build(name, _stored(), ())
+    _named[name] = (now + NAMED_TTL, rules)
+    return rules
+
+
+def forget_named() -> None:
+    """A calendar changed: every kept one may compose it."""
+    _named.clear()
 
 
 def unknown(names: Sequence[str]) -> list[str]:
@@ -68,4 +93,4 @@ def _build(name: str, rows: Mapping[str, Calendar], path: tuple[str, ...]) -> Ca
         (operation, _build(other, rows, (*path, name)))
         for operation, other in map(parse_step, row.composition)
     )
-    return CalendarRules(components, steps)
+    return CalendarRules(components, steps, zone)

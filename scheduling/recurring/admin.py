@@ -46,6 +46,8 @@ from scheduling.recurring.templates import TemplateError, render, validate_templ
 PREVIEW_COUNT = 10
 # Their errors end the preview.
 PREVIEW_FIELDS = ("cron", "timezone", "starts_at", "ends_at", "calendars", "calendar_policy")
+# Used when given and valid, else the defaults: the DST outlook below the fire times reads them.
+PREVIEW_POLICIES = ("dst_gap_policy", "dst_repeat_policy")
 RECENT_COUNT = 10
 
 
@@ -136,10 +138,6 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
     def state(self, obj: RecurringSchedule) -> str:
         return schedule_state(obj)
 
-    @admin.display(description="At the next DST changes")
-    def dst_outlook(self, obj: RecurringSchedule) -> str:
-        return dst_outlook_html(obj)
-
     @admin.display(description="Target")
     def target(self, obj: RecurringSchedule) -> str:
         return f"task {obj.task}" if obj.task else f"queue {obj.queue}"
@@ -148,7 +146,10 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
     def next_fire(self, obj: RecurringSchedule) -> Any:
         return getattr(obj, "next_fire_at", None) or "-"
 
-    @admin.display(description=f"Next {PREVIEW_COUNT} fire times, and the first one's payload")
+    @admin.display(
+        description=f"Next {PREVIEW_COUNT} fire times (as the calendars leave them), the first "
+        "one's payload, and the fire times at the next DST changes"
+    )
     def fire_preview(self, obj: RecurringSchedule) -> str:
         content = preview_list(obj) if obj.pk else "Enter a cron expression to see them."
         url = reverse("admin:scheduling_recurringschedule_preview")
@@ -175,7 +176,8 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
         ]
         if errors:
             return HttpResponse(format_html_join("", "<p>{}: {}</p>", errors))
-        values = {name: form.cleaned_data.get(name) for name in PREVIEW_FIELDS}
+        given = (*PREVIEW_FIELDS, *(n for n in PREVIEW_POLICIES if n not in form.errors))
+        values = {name: form.cleaned_data.get(name) for name in given}
         schedule = RecurringSchedule(**{k: v for k, v in values.items() if v is not None})
         # The name may clash with the saved schedule being edited: taken as typed, unchecked.
         schedule.name = request.GET.get("name", "")
@@ -241,7 +243,8 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
 
 
 def preview_list(schedule: RecurringSchedule) -> str:
-    """The next fire times in the schedule's own time zone, as an HTML list."""
+    """The next fire times in the schedule's own time zone, as an HTML list, with what the
+    calendars skip or move; the first one's payload; the fire times at the next DST changes."""
     try:
         zone = time_zone(schedule.timezone)
         plan = schedule_plan(schedule, count=PREVIEW_COUNT, after=django_timezone.now())
@@ -252,7 +255,7 @@ def preview_list(schedule: RecurringSchedule) -> str:
         return escape("No more fire times.")
     items = ((planned.status, plan_line(planned, zone)) for planned in plan)
     listed = format_html("<ol>{}</ol>", format_html_join("", '<li class="{}">{}</li>', items))
-    return listed + payload_preview(schedule, times[0])
+    return listed + payload_preview(schedule, times[0]) + dst_outlook_html(schedule)
 
 
 def plan_line(planned: PlannedFire, zone: Any) -> str:

@@ -1,13 +1,15 @@
-"""The schedule admin's policy sections (policies.py): overlap, DST with what the schedule will
-do at its zone's next DST changes, max_fires and its count, the pause and its note."""
+"""The schedule admin's policy sections (policies.py): overlap, DST, max_fires and its count,
+the pause and its note; and what the schedule will do at its zone's next DST changes, which the
+fire preview shows below the fire times (it follows the form's values)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from django.utils import timezone as django_timezone
-from django.utils.html import escape, format_html, format_html_join
+from django.utils.html import format_html, format_html_join
 
+from scheduling.calendars.rules import CalendarError
 from scheduling.recurring.cron import CronError
 from scheduling.recurring.dst_outlook import dst_outlook, local
 from scheduling.recurring.models import RecurringSchedule
@@ -16,7 +18,7 @@ from scheduling.recurring.policies import finished
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
 
-POLICY_READ_ONLY = ("fire_count", "paused_at", "paused_by", "state", "dst_outlook")
+POLICY_READ_ONLY = ("fire_count", "paused_at", "paused_by", "state")
 POLICY_FIELDSETS: _FieldsetSpec = (
     (
         "Policies",
@@ -25,7 +27,6 @@ POLICY_FIELDSETS: _FieldsetSpec = (
                 "overlap_policy",
                 "dst_gap_policy",
                 "dst_repeat_policy",
-                "dst_outlook",
                 "max_fires",
                 "fire_count",
             )
@@ -48,15 +49,17 @@ def schedule_state(schedule: RecurringSchedule) -> str:
 
 
 def dst_outlook_html(schedule: RecurringSchedule) -> str:
-    """Each of the zone's next DST changes: the policy that applies and the fire times near it."""
-    if schedule.pk is None:
-        return "Save the schedule to see it."
+    """Each of the zone's next DST changes: the policy that applies and the fire times near it
+    (no paragraph: in the preview box a paragraph is a refusal)."""
     try:
         outlooks = dst_outlook(schedule, now=django_timezone.now())
-    except CronError as exc:
-        return escape(str(exc))
+    except (CronError, CalendarError) as exc:
+        return format_html('<div class="dst-outlook">At the next DST changes: {}</div>', exc)
     if not outlooks:
-        return escape("No DST change ahead in this zone, or the expression counts elapsed time.")
+        return format_html(
+            '<div class="dst-outlook">{}</div>',
+            "No DST change ahead in this zone, or the expression counts elapsed time.",
+        )
     items = (
         (
             outlook.change,
@@ -67,6 +70,7 @@ def dst_outlook_html(schedule: RecurringSchedule) -> str:
         for outlook in outlooks
     )
     return format_html(
-        '<ul class="dst-outlook">{}</ul>',
+        '<figure class="dst-outlook"><figcaption>At the next DST changes:</figcaption>'
+        "<ul>{}</ul></figure>",
         format_html_join("", "<li>{}; {}. Fire times from {}: {}</li>", items),
     )

@@ -125,3 +125,24 @@ def test_a_schedule_page_shows_its_preview_with_calendars(admin_client):
     page = admin_client.get(SCHEDULES + f"{schedule.pk}/change/").content.decode()
 
     assert "Sat 2026-11-28 09:00:00 EST: skipped" in page
+
+
+def test_the_admin_preview_shows_the_calendars_and_the_dst_outlook_of_the_forms_values(
+    admin_client,
+):
+    # 02:30 does not exist in New York on 2027-03-14; Thanksgiving (2026-11-26) is excluded.
+    query = {**WEEKDAYS, "cron": "30 2 * * *", "calendars": "us-holidays"}
+    query |= {"starts_at_0": "2026-11-22", "starts_at_1": "12:00:00"}
+
+    shifted = admin_client.get(SCHEDULES + "preview/", query).content.decode()
+    skipped = admin_client.get(SCHEDULES + "preview/", {**query, "dst_gap_policy": "skip"})
+
+    assert "Thu 2026-11-26 02:30:00 EST: skipped (excluded until Fri 2026-11-27" in shifted
+    assert "2027-03-14: clocks go forward 1:00:00 at 02:00 EST, to 03:00 EDT" in shifted
+    assert "dst_gap_policy shift: a skipped wall time: fire at the jump" in shifted
+    assert "Fire times from 00:00 EST to 05:00 EDT: 03:00:00 EDT" in shifted
+    skipped_page = skipped.content.decode()
+    assert "dst_gap_policy skip: a skipped wall time: do not fire" in skipped_page
+    assert "Fire times from 00:00 EST to 05:00 EDT: none" in skipped_page
+    assert "Thu 2026-11-26 02:30:00 EST: skipped" in skipped_page
+    assert "<p>" not in shifted + skipped_page  # in the preview box, a paragraph is a refusal

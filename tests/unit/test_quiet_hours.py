@@ -1,6 +1,7 @@
 """DailyQuietHours over real time zones: crossing midnight, and the DST nights of
 Europe/Paris in 2026 (clocks forward 02:00 -> 03:00 on 29 March, back 03:00 -> 02:00 on
-25 October). Pure: no service, no clock."""
+25 October). It is a calendar's daily window (one rule for DST: every instant whose wall time
+is inside is quiet), its spans given in its own zone. Pure: no service, no clock."""
 
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -8,10 +9,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 
+from scheduling.calendars.parsing import own_components
+from scheduling.calendars.rules import CalendarRules
 from scheduling.quiet import (
     DailyQuietHours,
     as_wall_time,
     held_reason,
+    in_own_zone,
     released_at,
     validate_quiet_hours,
 )
@@ -82,12 +86,25 @@ def test_a_span_starting_at_a_skipped_time_starts_at_the_jump():
     )
 
 
-def test_a_span_ending_at_a_repeated_time_ends_at_its_first_pass():
+def test_a_span_ending_at_a_repeated_time_ends_at_its_second_pass():
     early = DailyQuietHours(start=time(1), end=time(2, 30), tz="Europe/Paris")
-    # 02:30 CEST, the first pass, is 00:30 UTC; the second pass (01:30 UTC) is not quiet.
+    # 02:30 happens twice: 00:30 UTC (CEST) then 01:30 UTC (CET). Every instant whose wall
+    # time is before 02:30 is quiet, so the night ends at the second pass, not an hour early.
     released = released_at(early, utc(2026, 10, 24, 23, 30))
-    assert released.astimezone(UTC) == utc(2026, 10, 25, 0, 30)
+    assert released.astimezone(UTC) == utc(2026, 10, 25, 1, 30)
+    assert in_own_zone(early, released).utcoffset() == timedelta(hours=1)  # CET, the second
+    assert early.excluded_span(utc(2026, 10, 25, 1, 0)) == (
+        utc(2026, 10, 24, 23, 0),
+        utc(2026, 10, 25, 1, 30),
+    )
     assert early.excluded_span(utc(2026, 10, 25, 1, 30)) is None
+
+
+def test_quiet_hours_and_a_calendar_window_are_one_rule():
+    window = CalendarRules(own_components(PARIS, [], [], ["22:00-07:00"], []))
+    spring, autumn = utc(2026, 3, 29, 1, 30), utc(2026, 10, 25, 1, 30)
+    for at in (spring, autumn, utc(2026, 6, 12, 23), utc(2026, 6, 12, 12)):
+        assert NIGHTS.excluded_span(at) == window.excluded_span(at)
 
 
 def test_a_daytime_span_does_not_cross_midnight():
@@ -112,6 +129,10 @@ def test_chained_spans_release_at_the_end_of_the_last():
 
 def test_the_reason_names_the_wall_time_and_zone():
     assert held_reason(paris(2026, 6, 13, 7)) == "held for quiet hours until 07:00 (Europe/Paris)"
+    released = released_at(NIGHTS, utc(2026, 6, 12, 23))
+    assert released == utc(2026, 6, 13, 5)
+    assert released.tzinfo is UTC
+    assert held_reason(in_own_zone(NIGHTS, released)).endswith("until 07:00 (Europe/Paris)")
     assert as_wall_time(utc(2026, 6, 13, 5)) == "2026-06-13T05:00:00+00:00"
 
 
@@ -130,7 +151,9 @@ def model(**attributes):
 @pytest.mark.parametrize(
     ("attributes", "message"),
     [
-        ({"quiet_hours": "22-07"}, "Reminder.quiet_hours = '22-07' is not valid"),
+        ({"quiet_hours": "22:00-07:00"}, "Reminder.quiet_hours = '22:00-07:00' is not valid"),
+        ({"quiet_hours": ""}, "a stored calendar's name"),
+        ({"quiet_hours": 7}, "Reminder.quiet_hours = 7 is not valid"),
         ({"quiet_policy": "later"}, "expected one of deliver_at_end, fold, skip"),
         ({"quiet_policy": "fold"}, "Reminder.quiet_fold_by is empty"),
     ],
@@ -140,6 +163,7 @@ def test_a_declaration_that_cannot_work_is_refused_naming_the_attribute(attribut
         validate_quiet_hours(model(**attributes))
 
 
-def test_no_quiet_hours_or_a_function_of_the_row_passes():
+def test_no_quiet_hours_a_calendar_name_or_a_function_of_the_row_passes():
     validate_quiet_hours(model(quiet_hours=None, quiet_policy="nonsense"))
+    validate_quiet_hours(model(quiet_hours="nights", quiet_policy="skip"))
     validate_quiet_hours(model(quiet_hours=lambda row: NIGHTS, quiet_policy="skip"))

@@ -7,25 +7,18 @@ from __future__ import annotations
 
 import zoneinfo
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from typing import NamedTuple
 
+from scheduling import zones
 from scheduling.recurring.cron.plan import CronError, Plan
 from scheduling.recurring.cron.search import SECOND, next_wall
 
 
-@lru_cache(maxsize=512)
 def time_zone(tz: str) -> zoneinfo.ZoneInfo:
-    if not isinstance(tz, str) or tz not in _zone_names():
-        raise CronError(
-            f"timezone {tz!r} is not a known IANA time zone name, e.g. Europe/Paris or UTC"
-        )
-    return zoneinfo.ZoneInfo(tz)
-
-
-@lru_cache(maxsize=1)
-def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    try:
+        return zones.time_zone(tz)
+    except zones.UnknownTimeZone as exc:
+        raise CronError(f"timezone {exc}") from None
 
 
 def next_cron(

@@ -1,6 +1,7 @@
 // Recurring schedule form: keeps the "Next fire times" box in step with the fields being
-// edited, saved or not, with the payload the first of them would publish. The server computes
-// both (the same cron and template code as the sweep).
+// edited, saved or not: the fire times as the calendars leave them, the payload the first of
+// them would publish, and the fire times at the next DST changes under the DST policies. The
+// server computes them (the same cron, calendar and template code as the sweep).
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   const box = document.querySelector(".fire-preview[data-url]");
@@ -8,7 +9,8 @@ document.addEventListener("DOMContentLoaded", () => {
   if (!form) return;
   const names = [
     "name", "cron", "timezone", "starts_at_0", "starts_at_1", "ends_at_0", "ends_at_1",
-    "payload_template", "template_timezone",
+    "payload_template", "template_timezone", "calendars", "calendar_policy",
+    "dst_gap_policy", "dst_repeat_policy",
   ];
   // The admin's Today/Now links, calendar and clock set a field without an input event.
   const pickers = ".datetimeshortcuts, .calendarbox, .clockbox";
