@@ -299,6 +299,10 @@ PURCHASES_SITE_URL = env_url(
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
+# The SMTP server of django.core.mail.backends.smtp.EmailBackend (the release bench's fake one).
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
 
 # --- Trainings ----------------------------------------------------------------------------
 # Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a
