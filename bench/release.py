@@ -51,6 +51,7 @@ WORKERS = 2  # worker processes, each with its prefork pool
 # A failed try waits 0.5-1 s, doubling to at most 5 s: retries after the outage end in the run.
 RETRY_BACKOFF, RETRY_BACKOFF_MAX = "1", "5"
 SETTLE_POLLS = 2  # the run is over when the rows' counts are settled and unchanged this often
+STALL_SECONDS = 60  # ... or when nothing moved for this long (plus the outage)
 
 
 @dataclass(frozen=True)
@@ -224,17 +225,20 @@ def stop(processes: list[subprocess.Popen[bytes]]) -> None:
 
 def watch(plan: Plan, stats: Path, release_at: float) -> RowCounts:
     """Print progress every few seconds until every row is settled (sent, failed, or out of
-    the sweep's hands) and stays so, or the deadline passes; the last counts."""
-    deadline = time.monotonic() + 3 * plan.ideal + plan.outage + 120
-    last, steady, sent_before = row_counts(), 0, 0
-    while steady < SETTLE_POLLS and time.monotonic() < deadline:
+    the sweep's hands) and stays so, or nothing moves for a while; the last counts."""
+    last, steady, sent_before, moved = row_counts(), 0, 0, time.monotonic()
+    patience = STALL_SECONDS + plan.outage
+    while steady < SETTLE_POLLS:
         time.sleep(plan.progress_every)
         counts, sent = row_counts(), ProviderStats.read(stats).accepted
         print_progress(time.time() - release_at, sent, sent_before, plan.progress_every, counts)
+        if counts != last or sent != sent_before:
+            moved = time.monotonic()
+        elif time.monotonic() - moved > patience:
+            print(f"  nothing moved for {patience:g} s: the figures as they stand")
+            break
         steady = steady + 1 if counts.settled and counts == last else 0
         last, sent_before = counts, sent
-    if steady < SETTLE_POLLS:
-        print(f"  the deadline passed with {last.pending:,} rows pending: figures as they stand")
     return last
 
 

@@ -149,9 +149,10 @@ def report_limited(plan: "Plan", leg: Leg) -> None:
 def report_pace(leg: Leg, prefix: str = "") -> None:
     """How soon the workers began, and their pace once they had."""
     figure(f"{prefix}first email, after the release", leg.first_email, "s")
+    # From the first email to the last row settled, less the outage.
     sending = leg.seconds - leg.first_email - leg.provider.outage
     pace = leg.provider.accepted / sending
-    figure(f"{prefix}emails a second, first to last, less outage", pace, "/s")
+    figure(f"{prefix}emails a second while sending", pace, "/s")
 
 
 def report_rates(plan: "Plan", leg: Leg) -> None:
