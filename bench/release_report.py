@@ -2,7 +2,8 @@
 over, printed beside what they are measured against (N / R, the limit R)."""
 
 import json
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ from django.db import connection
 from django.db.models import Count, Q
 
 from bench.common import record
+from bench.fake_smtp import Counts
 from bench.lateness import percentile
 from purchases.models import ScheduledPurchase
 from scheduling.models import Status
@@ -50,19 +52,8 @@ def row_counts() -> RowCounts:
     return RowCounts(**counts)
 
 
-@dataclass(frozen=True)
-class ProviderStats:
-    """What the fake provider counted (bench/fake_smtp.py's stats file)."""
-
-    accepted: int = 0
-    duplicates: int = 0
-    without_link: int = 0
-    held: int = 0
-    held_seconds: float = 0.0
-    first_accepted: float | None = None
-    outage_began: float | None = None
-    outage_ended: float | None = None
-    offered_per_second: dict[int, int] = field(default_factory=dict)
+class ProviderStats(Counts):
+    """What the fake provider counted, read back from its stats file."""
 
     @classmethod
     def read(cls, path: Path) -> "ProviderStats":
@@ -70,9 +61,9 @@ class ProviderStats:
             raw: dict[str, Any] = json.loads(path.read_text())
         except (OSError, ValueError):  # not written yet
             return cls()
-        offered = {int(second): n for second, n in raw["offered_per_second"].items()}
-        kept = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__}
-        return cls(**{**kept, "offered_per_second": offered})
+        for name in ("offered_per_second", "accepted_per_second"):
+            raw[name] = Counter({int(second): n for second, n in raw[name].items()})
+        return cls(**raw)
 
     @property
     def outage(self) -> float:
