@@ -3,7 +3,8 @@
 Scenarios: drain, lateness, history (a burst handled by real workers, once as is and once with
 10% of it failing once: events/s end to end, history entries per event), scale, reschedule
 (runs after scale), create, memory, purge, metrics, curves, cron_scale (the distributed cron's
-10M schedules; about 25 minutes of the full run's hour); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
+10M schedules; about 25 minutes of the full run's hour), release (a million pre-order emails
+through a fake SMTP provider at 500/s with an outage; about 40 minutes); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
 bench/results.jsonl.
 Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
 sessions claim theirs), never on development data. Each figure is printed beside its anchor and
@@ -59,6 +60,7 @@ SCENARIOS = [
     "metrics",
     "curves",
     "cron_scale",
+    "release",
 ]
 
 
@@ -87,6 +89,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.memory import run_memory
     from bench.metrics import run_metrics
     from bench.purge import run_purge
+    from bench.release import run_release
     from bench.reschedule import run_reschedule
     from bench.scale import run_scale
 
@@ -112,6 +115,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
             sizes["rate"],
         ),
         "cron_scale": lambda: run_cron_scale(quick_or_full(sizes is FULL)),
+        "release": lambda: run_release(quick=sizes is QUICK),
     }
 
 

@@ -309,6 +309,10 @@ EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
+# The SMTP server of django.core.mail.backends.smtp.EmailBackend (the release bench's fake one).
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
 
 # --- Trainings ----------------------------------------------------------------------------
 # Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a
