@@ -49,6 +49,7 @@ MODELS = {
     "scheduled-training-notifications": "trainings.scheduledtrainingnotification",
     "jobs": "scheduling_jobs.job",
     "schedules": "scheduling_recurring.recurringschedule",
+    "calendars": "scheduling.calendar",
 }
 CRUD = {"GET": ["view"], "POST": ["add"], "PUT": ["change"], "PATCH": ["change"]}
 CRUD["DELETE"] = ["delete"]
@@ -69,6 +70,7 @@ SPECIAL: dict[tuple[str, str], Any] = {
     ("POST", "/api/scheduled-training-notifications/retry/"): ["change"],
     ("POST", "/api/purchases/{id}/refund/"): ["change"],
     ("POST", "/api/schedules/{name}/trigger/"): ["change"],
+    ("GET", "/api/schedules/{name}/dst/"): ["view"],
     ("POST", "/api/trainings/{id}/cancel/"): ["change"],
     ("POST", "/api/trainings/{id}/answers/"): ["trainings.add_questionnaireanswer"],
 }

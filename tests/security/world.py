@@ -7,6 +7,7 @@ from django.core import signing
 
 from purchases.models import Account, Artist, Customer, Release, ScheduledPurchase
 from purchases.services import DOWNLOAD_SALT, purchase_create
+from scheduling.calendars.models import Calendar
 from scheduling.jobs.services import job_put
 from scheduling.recurring.models import RecurringSchedule
 from trainings.models import Invitation, Player, ScheduledTrainingNotification, Team
@@ -46,6 +47,7 @@ def build_world() -> World:
     )
     schedule = RecurringSchedule(name="daily", cron="0 3 * * *", timezone="Europe/Paris", queue="q")
     schedule.save()
+    calendar = Calendar.objects.create(name="holidays", timezone="Europe/Paris", weekdays=["SUN"])
     ids = {
         "accounts": account.pk,
         "artists": artist.pk,
@@ -62,6 +64,7 @@ def build_world() -> World:
         )[0].pk,
         "jobs": job.key,
         "schedules": schedule.name,
+        "calendars": calendar.name,
     }
     token = signing.dumps({"purchase": purchase.pk, "track": None}, salt=DOWNLOAD_SALT)
     return World(ids={k: str(v) for k, v in ids.items()}, download_token=token)
