@@ -15,6 +15,7 @@ __all__ = [
     "AXES_PERMALOCK_MESSAGE",
     "AXES_USERNAME_CALLABLE",
     "AXES_USERNAME_FORM_FIELD",
+    "AXES_VERBOSE",
     "NUM_PROXIES",
 ]
 
@@ -49,3 +50,4 @@ AXES_PERMALOCK_MESSAGE = (
     "Too many failed sign-ins from your address: signing in is locked until an administrator "
     "lifts the lockout."
 )
+AXES_VERBOSE = False  # no start-up banner: a process that refuses to start says one line
