@@ -48,6 +48,7 @@ MODELS = {
     "scheduled-training-notifications": "trainings.scheduledtrainingnotification",
     "jobs": "scheduling_jobs.job",
     "schedules": "scheduling_recurring.recurringschedule",
+    "calendars": "scheduling.calendar",
 }
 CRUD = {"GET": ["view"], "POST": ["add"], "PUT": ["change"], "PATCH": ["change"]}
 CRUD["DELETE"] = ["delete"]
