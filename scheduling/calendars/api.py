@@ -144,7 +144,8 @@ class CalendarViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
 
 def spans_query(params: Any) -> tuple[int, Any]:
     count = params.get("count", "10")
-    if not count.isdigit() or not 1 <= int(count) <= SPANS_MAX:
+    # ASCII only: isdigit() also takes "\u00b2" (int() refuses it) and "\u0665" (read as 5).
+    if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= SPANS_MAX:
         raise serializers.ValidationError(
             {"count": f"Enter a whole number from 1 to {SPANS_MAX}; got {count!r}."}
         )

@@ -265,7 +265,7 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
         description="Each change, the DST policy that applies and the fire times around it; "
         "empty for a zone without DST and for @every and @at.",
     )
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)  # a list of two, unpaginated
     def dst(self, request: Request, name: str | None = None) -> Response:
         schedule = self.get_object()
         return Response(dst_outlook_body(schedule, now=django_timezone.now()))

@@ -32,7 +32,8 @@ def dst_outlook(schedule: RecurringSchedule, *, now: datetime) -> list[DstOutloo
     zone = cron.time_zone(schedule.timezone)
     return [
         _outlook(schedule, transition)
-        for transition in cron.next_transitions(zone, now, OUTLOOK_COUNT)
+        # From a whole second: the search steps by seconds, so each change is found exactly.
+        for transition in cron.next_transitions(zone, now.replace(microsecond=0), OUTLOOK_COUNT)
     ]
 
 

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from django.apps import apps
 from django.core import signing
 
 from purchases.models import Account, Artist, Customer, Release, ScheduledPurchase
@@ -10,6 +11,7 @@ from purchases.services import DOWNLOAD_SALT, purchase_create
 from scheduling.calendars.models import Calendar
 from scheduling.jobs.services import job_put
 from scheduling.recurring.models import RecurringSchedule
+from tests.testapp.models import Ping, ScheduledNotice, ScheduledOnce, ScheduledPing
 from trainings.models import Invitation, Player, ScheduledTrainingNotification, Team
 from trainings.services import training_create
 
@@ -18,12 +20,17 @@ FUTURE = datetime(2030, 6, 1, 18, 0, tzinfo=UTC)
 
 @dataclass(frozen=True)
 class World:
-    """Path parameters that name existing rows, by the first segment after /api/."""
+    """Path parameters that name existing rows, by the first segment after /api/ (by
+    `events/<app>/<model>` for the scheduled rows of every registered model)."""
 
     ids: dict[str, str]
     download_token: str
 
     def path_value(self, resource: str) -> str | None:
+        if resource.startswith("events/"):
+            _, app_label, model_name = resource.split("/")
+            row = apps.get_model(app_label, model_name).objects.order_by("pk").first()
+            return None if row is None else str(row.pk)
         return self.ids.get(resource)
 
 
@@ -45,7 +52,15 @@ def build_world() -> World:
         payload={"report": "sales"},
         labels={"team": "a"},
     )
-    schedule = RecurringSchedule(name="daily", cron="0 3 * * *", timezone="Europe/Paris", queue="q")
+    calendar = office_calendar()
+    test_only_rows()
+    schedule = RecurringSchedule(
+        name="daily",
+        cron="0 3 * * *",
+        timezone="Europe/Paris",
+        queue="q",
+        calendars=[calendar.name],
+    )
     schedule.save()
     calendar = Calendar.objects.create(name="holidays", timezone="Europe/Paris", weekdays=["SUN"])
     ids = {
@@ -68,3 +83,24 @@ def build_world() -> World:
     }
     token = signing.dumps({"purchase": purchase.pk, "track": None}, salt=DOWNLOAD_SALT)
     return World(ids={k: str(v) for k, v in ids.items()}, download_token=token)
+
+
+def office_calendar() -> Calendar:
+    """A calendar using every kind of rule, composed with another, so its writes and spans
+    meet each parser."""
+    Calendar.objects.create(name="weekends", weekdays=["SAT", "SUN"])
+    return Calendar.objects.create(
+        name="office",
+        timezone="Europe/Paris",
+        holidays=["2030-12-25"],
+        holiday_rules=["FREQ=YEARLY;BYMONTH=5;BYMONTHDAY=1"],
+        daily_windows=["09:00-18:00"],
+        composition=[{"op": "exclude", "calendar": "weekends"}],
+    )
+
+
+def test_only_rows() -> None:
+    """A row of each test-only scheduled model (tests.testapp): their event routes too."""
+    ping = Ping.objects.create(name="ping")
+    for model in (ScheduledPing, ScheduledOnce, ScheduledNotice):
+        model.objects.create(ping=ping, due_at=FUTURE)
