@@ -62,7 +62,6 @@ def build_world() -> World:
         calendars=[calendar.name],
     )
     schedule.save()
-    calendar = Calendar.objects.create(name="holidays", timezone="Europe/Paris", weekdays=["SUN"])
     ids = {
         "accounts": account.pk,
         "artists": artist.pk,
