@@ -245,6 +245,6 @@ def watch(plan: Plan, stats: Path, release_at: float) -> RowCounts:
 def print_progress(elapsed: float, sent: int, before: int, every: float, rows: RowCounts) -> None:
     print(
         f"  {elapsed:7.1f} s  sent {sent:>9,} ({(sent - before) / every:6,.0f}/s)"
-        f"  pending {rows.pending:>9,}  in flight {rows.in_flight:>7,}  failed {rows.failed:>7,}",
+        f"  pending {rows.pending:>9,}  published {rows.in_flight:>7,}  failed {rows.failed:>7,}",
         flush=True,
     )

@@ -27,7 +27,7 @@ class RowCounts:
     total: int
     handled: int  # the email went out (handled_at set)
     pending: int
-    failed: int  # left for a person (today also an at-most-once email being sent: its claim)
+    failed: int  # left for a person
     other_done: int  # expired or cancelled
 
     @property
@@ -125,7 +125,7 @@ def report_limited(plan: "Plan", leg: Leg) -> None:
         figure("emails without a download link", provider.without_link, "emails")
     figure("rows left for a person (failed)", counts.failed, "rows")
     figure("rows still pending", counts.pending, "rows")
-    figure("rows in flight at the end", counts.in_flight, "rows")
+    figure("rows published, not handled, at the end", counts.in_flight, "rows")
     accounted = provider.accepted - provider.duplicates + counts.failed + counts.pending
     figure("sent + failed + pending", accounted, "rows", expected=leg.rows)
     figure("provider away (connections refused)", provider.outage, "s")
