@@ -16,6 +16,7 @@ from django.db import models, transaction
 
 from scheduling.calendars.rules import MICROSECOND, CalendarError, Excluding
 from scheduling.calendars.store import dependents, rules_for, unknown
+from scheduling.recurring.policies import fires_left
 
 if TYPE_CHECKING:
     from scheduling.recurring.models import RecurringSchedule
@@ -92,8 +93,13 @@ def schedule_rules(schedule: RecurringSchedule) -> Excluding | None:
 
 
 def schedule_plan(schedule: RecurringSchedule, *, count: int, after: datetime) -> list[PlannedFire]:
-    """The next `count` fires with the skipped ones between them, for the previews."""
+    """The next `count` fires with the skipped ones between them, for the previews; no more than
+    max_fires leaves."""
+    left = fires_left(schedule)
+    count = count if left is None else min(count, left)
     entries: list[PlannedFire] = []
+    if count <= 0:
+        return entries
     rules = schedule_rules(schedule)
     for planned in planned_fires(schedule.cron_fire_after, rules, schedule.calendar_policy, after):
         entries.append(planned)

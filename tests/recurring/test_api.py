@@ -192,6 +192,18 @@ def test_preview_lists_the_next_fire_times(api):
     assert len(api.get(URL + "nightly-export/preview/").json()["fire_times"]) == 10
 
 
+def test_preview_stops_at_the_fires_max_fires_leaves(api):
+    api.post(URL, {**VALID, "cron": "0 9 * * MON-FRI", "max_fires": 3}, format="json")
+    RecurringSchedule.objects.update(fire_count=1)
+
+    response = api.get(URL + "nightly-export/preview/?count=5")
+
+    assert [fire["at"] for fire in response.json()["fire_times"]] == [
+        "2026-11-23T08:00:00Z",
+        "2026-11-24T08:00:00Z",
+    ]
+
+
 @pytest.mark.parametrize("count", ["0", "abc", "1001", "-1"])
 def test_preview_refuses_a_bad_count(api, count):
     api.post(URL, VALID, format="json")

@@ -170,6 +170,10 @@ def test_replying_to_an_invitation(api, training, players):
     bad = api.patch(f"/api/invitations/{invitation.pk}/", {"status": "maybe"}, format="json")
     assert bad.status_code == 400
     assert "status" in bad.data
+    # "pending" reads back on a new invitation, but is no reply.
+    unsaid = api.patch(f"/api/invitations/{invitation.pk}/", {"status": "pending"}, format="json")
+    assert unsaid.status_code == 400
+    assert unsaid.data["status"] == ["A reply is accepted or denied."]
 
 
 def test_teams_and_players(api, team, players):

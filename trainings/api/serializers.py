@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from scheduling.api.serializers import (
@@ -101,16 +102,25 @@ class AnswerRequestSerializer(serializers.Serializer):
     phase = serializers.ChoiceField(choices=Phase.choices)
 
 
+REPLIES = (InvitationStatus.ACCEPTED, InvitationStatus.DENIED)
+
+
 class InvitationSerializer(serializers.ModelSerializer):
+    # Every status reads back (a new invitation is pending); a reply sets accepted or denied.
     status = serializers.ChoiceField(
-        choices=[InvitationStatus.ACCEPTED, InvitationStatus.DENIED],
-        help_text="accepted or denied",
+        choices=InvitationStatus.choices,
+        help_text="pending until the player replies; a reply is accepted or denied",
     )
 
     class Meta:
         model = Invitation
         fields = ("id", "training", "player", "status", "replied_at")
         read_only_fields = ("training", "player", "replied_at")
+
+    def validate_status(self, value: str) -> str:
+        if value not in REPLIES:
+            raise serializers.ValidationError("A reply is accepted or denied.")
+        return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # A reply is its status: a PATCH without one has nothing to record.
@@ -119,9 +129,23 @@ class InvitationSerializer(serializers.ModelSerializer):
         return attrs
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": r"^-?P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$",
+        "example": "-PT1H30M",
+        "description": "A signed ISO 8601 duration: negative is before.",
+    }
+)
+class SignedIsoDurationField(IsoDurationField):
+    """An offset may be negative, which the "duration" format (RFC 3339) has no sign for."""
+
+
 class ScheduledTrainingNotificationSerializer(ScheduledEventSerializer):
     team = serializers.IntegerField(source="training.team_id", read_only=True)
-    offset = IsoDurationField(read_only=True)
+    offset = SignedIsoDurationField(
+        read_only=True, help_text="From the start (pre, invitation) or the end (post)."
+    )
 
     class Meta(ScheduledEventSerializer.Meta):
         model = ScheduledTrainingNotification
