@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
+from scheduling import ratelimit
 from scheduling.metrics import exposition
 from scheduling.ratelimit import KEY, Grant, Pace, RedisBudget, current_limit
 from scheduling.sweep import sweep
@@ -117,7 +118,16 @@ def test_the_limit_and_the_rows_it_held_back_are_in_the_metrics():
     assert float(line.removeprefix(waited)) > 0
 
 
+@pytest.fixture
+def fresh_process_state(monkeypatch):
+    """As in a new sweeper process: no outage noted, no in-memory pace (another test in this
+    process may have left either behind)."""
+    monkeypatch.setattr(ratelimit.STORE, "until", {})
+    monkeypatch.setattr(ratelimit.LocalBudget, "_arrivals", {})
+
+
 @override_settings(CACHES=UNREACHABLE_REDIS_CACHE, SCHEDULING_RATE_LIMITS={LABEL: "100/s"})
+@pytest.mark.usefixtures("fresh_process_state")
 def test_with_the_store_away_each_sweeper_keeps_the_limit_on_its_own(broker, caplog):
     make_due_pings(15)
 
