@@ -145,6 +145,26 @@ else:
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Read replicas (docs/read-replicas.md): only when DATABASE_REPLICA_URL is set ------------
+# Safe requests (GET, HEAD, OPTIONS) read from the "replica" alias; a client that has just
+# written reads from it once it has replayed that write. Several standbys may be listed (libpq's
+# multi-host form); a connection then prefers a standby and takes the primary if none answers.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL", "")
+if DATABASE_REPLICA_URL:
+    _replica_url = env_url("DATABASE_REPLICA_URL", "", schemes=("postgres", "postgresql"))
+    DATABASES["replica"] = database_config(
+        "DATABASE_REPLICA_URL", _replica_url, conn_max_age=60, conn_health_checks=True
+    )
+    _replica_options = DATABASES["replica"].setdefault("OPTIONS", {})
+    _replica_options.setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
+    if "target_session_attrs" not in _replica_url:
+        _replica_options["target_session_attrs"] = "prefer-standby"
+    SCHEDULING_READ_REPLICAS = {"default": ["replica"]}
+    # First: it must see every read before another router (one putting a domain on another
+    # database) decides it; it asks that router for the model's primary.
+    DATABASE_ROUTERS = ["scheduling.replicas.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
+    MIDDLEWARE = [*MIDDLEWARE, "scheduling.replicas.ReplicaReadsMiddleware"]
+
 # --- Redis: cache and the sweep lock --------------------------------------------------------
 REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 # Redis behind Sentinel (docs/high-availability.md): the Sentinels name the current master of

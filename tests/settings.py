@@ -114,3 +114,8 @@ if "TEST_VISIBILITY_TIMEOUT" in os.environ:
         "unacked_restore_interval": 1,
         "unacked_restore_throttle": 1,
     }
+
+# --- Read replicas (tests/scheduling/test_replicas.py) -------------------------------------
+# A "replica" alias that is a test mirror of default: same test database, its own connection.
+# Nothing reads from it unless a test enables the router and middleware (replica_reads there).
+DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
