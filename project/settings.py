@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from project.databases import database_config
+from project.databases import database_config, replica_config
 from project.env import (
     env_bool,
     env_float,
@@ -146,22 +146,13 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Read replicas (docs/read-replicas.md): only when DATABASE_REPLICA_URL is set ------------
-# Safe requests (GET, HEAD, OPTIONS) read from the "replica" alias; a client that has just
-# written reads from it once it has replayed that write. Several standbys may be listed (libpq's
-# multi-host form); a connection then prefers a standby and takes the primary if none answers.
-DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL", "")
-if DATABASE_REPLICA_URL:
-    _replica_url = env_url("DATABASE_REPLICA_URL", "", schemes=("postgres", "postgresql"))
-    DATABASES["replica"] = database_config(
-        "DATABASE_REPLICA_URL", _replica_url, conn_max_age=60, conn_health_checks=True
+if env_str("DATABASE_REPLICA_URL", ""):
+    DATABASE_REPLICA_URL = env_url("DATABASE_REPLICA_URL", "", schemes=("postgres", "postgresql"))
+    DATABASES["replica"] = replica_config(
+        "DATABASE_REPLICA_URL", DATABASE_REPLICA_URL, env_int("DATABASE_CONNECT_TIMEOUT", 5)
     )
-    _replica_options = DATABASES["replica"].setdefault("OPTIONS", {})
-    _replica_options.setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
-    if "target_session_attrs" not in _replica_url:
-        _replica_options["target_session_attrs"] = "prefer-standby"
     SCHEDULING_READ_REPLICAS = {"default": ["replica"]}
-    # First: it must see every read before another router (one putting a domain on another
-    # database) decides it; it asks that router for the model's primary.
+    # First: it sees every read before a router that puts a domain on another database.
     DATABASE_ROUTERS = ["scheduling.replicas.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
     MIDDLEWARE = [*MIDDLEWARE, "scheduling.replicas.ReplicaReadsMiddleware"]
 
@@ -324,15 +315,11 @@ PURCHASES_SITE_URL = env_url(
 # --- Email --------------------------------------------------------------------------------
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
-# The SMTP backend's server (django.core.mail.backends.smtp.EmailBackend).
+# The SMTP backend's server (django.core.mail.backends.smtp.EmailBackend; the bench's fake).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
-# The SMTP server of django.core.mail.backends.smtp.EmailBackend (the release bench's fake one).
-EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
-EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
 
 # --- Trainings ----------------------------------------------------------------------------
 # Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a

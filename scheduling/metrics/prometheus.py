@@ -25,9 +25,9 @@ from scheduling.metrics.store import (
     total_key,
 )
 from scheduling.ratelimit import current_limit
+from scheduling.registry import scheduled_models
 from scheduling.replicas.choice import fallback_counts
 from scheduling.replicas.conf import read_replicas
-from scheduling.registry import scheduled_models
 
 COUNTERS = {
     "published": "Events published by the sweep (one per published row).",

@@ -19,8 +19,8 @@ from django.db import DatabaseError, connections
 from django.http import HttpRequest
 
 from scheduling.locks import redis_client_for_locks
-from scheduling.replicas import positions
 from scheduling.replicas.conf import read_replicas
+from scheduling.replicas.positions import replica_position, written_position
 
 log = logging.getLogger("scheduling.replicas")
 
@@ -58,7 +58,7 @@ def client_of(request: HttpRequest) -> str | None:
 def choose(write_alias: str, client: str | None) -> str | None:
     configured = read_replicas().get(write_alias, ())
     try:
-        needed = positions.written_position(client, write_alias) if client else None
+        needed = written_position(client, write_alias) if client else None
     except Exception as exc:  # the store is down: the client's writes may be anywhere
         log.warning("read replicas: the record of writes did not answer (%s)", exc)
         return None
@@ -76,7 +76,7 @@ def choose(write_alias: str, client: str | None) -> str | None:
 
 def caught_up(alias: str, needed: int) -> bool:
     try:
-        return positions.replica_position(alias) >= needed
+        return replica_position(alias) >= needed
     except DatabaseError as exc:
         went_down(alias, exc)
         return False

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 from django.http import HttpRequest, HttpResponse
 
-from scheduling.replicas import positions
 from scheduling.replicas.choice import ReadState, client_of
 from scheduling.replicas.conf import read_replicas
+from scheduling.replicas.positions import primary_position, remember_write
 from scheduling.replicas.state import serving
 
 log = logging.getLogger("scheduling.replicas")
@@ -60,6 +60,6 @@ def remember_writes(request: HttpRequest) -> None:
         return
     for alias in read_replicas():
         try:
-            positions.remember_write(client, alias, positions.primary_position(alias))
+            remember_write(client, alias, primary_position(alias))
         except Exception as exc:  # the store or the primary is down
             log.warning("read replicas: a write on %r was not recorded (%s)", alias, exc)

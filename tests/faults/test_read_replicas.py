@@ -105,8 +105,9 @@ def test_a_writer_reads_its_writes_at_once_and_other_clients_read_the_standby(
     writer, reader = Api(web, WRITER), Api(web, READER)
     try:
         wait_for(lambda: reader.call("GET", "/api/jobs/")[0] == 200, timeout=60, interval=0.1)
-        created_and_read = [(writer.put_job(f"at-once-{n}"), writer.job(f"at-once-{n}")) for n in
-                            range(ROUNDS)]
+        created_and_read = [
+            (writer.put_job(f"at-once-{n}"), writer.job(f"at-once-{n}")) for n in range(ROUNDS)
+        ]
 
         replay(pair, "pause")
         created = writer.put_job("while-paused")
