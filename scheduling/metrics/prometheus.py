@@ -26,8 +26,8 @@ from scheduling.metrics.store import (
 )
 from scheduling.ratelimit import current_limit
 from scheduling.registry import scheduled_models
-from scheduling.replicas.choice import fallback_counts
 from scheduling.replicas.conf import read_replicas
+from scheduling.replicas.fallbacks import fallback_counts
 
 COUNTERS = {
     "published": "Events published by the sweep (one per published row).",

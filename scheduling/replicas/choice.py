@@ -18,15 +18,13 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, connections
 from django.http import HttpRequest
 
-from scheduling.locks import redis_client_for_locks
 from scheduling.replicas.conf import read_replicas
+from scheduling.replicas.fallbacks import BEHIND, UNREACHABLE, count_fallback
 from scheduling.replicas.positions import replica_position, written_position
 
 log = logging.getLogger("scheduling.replicas")
 
 RETRY_AFTER = 10.0  # seconds an unreachable replica is left alone before the next try
-FALLBACKS_KEY = "scheduling:metrics:replicas"
-UNREACHABLE, BEHIND = "unreachable", "behind"
 
 _down: dict[str, float] = {}  # replica alias -> when to try it again (time.monotonic)
 _down_guard = threading.Lock()
@@ -119,29 +117,3 @@ def came_back(alias: str) -> None:
         was_down = _down.pop(alias, None) is not None
     if was_down:
         log.info("read replica %r answers again", alias)
-
-
-def count_fallback(replica: str, reason: str) -> None:
-    client = redis_client_for_locks()
-    if client is None:
-        return
-    try:
-        client.hincrby(FALLBACKS_KEY, f"{replica}:{reason}", 1)
-    except Exception:  # best effort, as every counter (scheduling.metrics)
-        return
-
-
-def fallback_counts() -> dict[tuple[str, str], int] | None:
-    """(replica, reason) -> safe requests whose reads went to the primary; None: no store."""
-    client = redis_client_for_locks()
-    if client is None:
-        return None
-    try:
-        raw = client.hgetall(FALLBACKS_KEY)
-    except Exception:  # the store went away since the scrape read it
-        return None
-    counts = {}
-    for name, value in raw.items():
-        replica, _, reason = (name.decode() if isinstance(name, bytes) else name).rpartition(":")
-        counts[(replica, reason)] = int(value)
-    return counts

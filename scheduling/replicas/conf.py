@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 NAME = "SCHEDULING_READ_REPLICAS"
 FORM = (
@@ -12,8 +17,10 @@ FORM = (
 )
 
 
+@functools.cache
 def read_replicas() -> dict[str, tuple[str, ...]]:
-    """The validated setting ({} when unset); ImproperlyConfigured names what is wrong."""
+    """The validated setting ({} when unset); ImproperlyConfigured names what is wrong. Read
+    once (the router asks on every save), again when a test changes it."""
     value = getattr(settings, NAME, {})
     if not isinstance(value, dict):
         raise refused(f"{NAME}={value!r} is not valid")
@@ -41,6 +48,12 @@ def known_database(alias: object, what: str) -> None:
 
 def refused(what: str) -> ImproperlyConfigured:
     return ImproperlyConfigured(f"{what}: expected {FORM}.")
+
+
+@receiver(setting_changed)
+def forget(setting: str, **kwargs: Any) -> None:
+    if setting in (NAME, "DATABASES"):
+        read_replicas.cache_clear()
 
 
 def primary_of(alias: str) -> str:

@@ -22,7 +22,7 @@ from django.test import RequestFactory
 
 from scheduling import metrics
 from scheduling.models import Status
-from scheduling.replicas import ReplicaRouter, check_read_replicas, choice, positions
+from scheduling.replicas import ReplicaRouter, check_read_replicas, choice, fallbacks, positions
 from scheduling.replicas.state import serving
 from scheduling.testing import run_due
 from tests.conftest import client_for
@@ -172,7 +172,7 @@ def test_the_writer_reads_the_primary_until_the_replica_has_replayed_its_write(
     assert response.json()["key"] == "replica-3"
     assert seen.touching("default", "scheduling_job")
     assert seen.touching("replica", "scheduling_job") == []
-    assert choice.fallback_counts() == {("replica", "behind"): 1}
+    assert fallbacks.fallback_counts() == {("replica", "behind"): 1}
 
     with statements() as seen:
         assert client_for(other_user).get(f"{JOBS}replica-3/").status_code == 200
@@ -238,6 +238,8 @@ def test_in_a_safe_request_a_transaction_reads_and_locks_on_the_primary(replica_
     token = serving.set(choice.ReadState(RequestFactory().get("/")))
     try:
         assert router.db_for_read(ScheduledPing) == "replica"
+        assert ScheduledPing.objects.select_for_update().db == "default"
+        assert ScheduledPing.objects.all().db == "replica"
         with transaction.atomic():
             assert router.db_for_read(ScheduledPing) == "default"
             assert ScheduledPing.objects.select_for_update().db == "default"
@@ -281,7 +283,7 @@ def test_an_unreachable_replica_falls_back_to_the_primary_logged_once_and_counte
     assert answers == [200, 200]
     (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.replicas"]
     assert "read replica 'replica' is unreachable" in line
-    assert choice.fallback_counts() == {("replica", "unreachable"): 2}
+    assert fallbacks.fallback_counts() == {("replica", "unreachable"): 2}
     assert 'scheduling_replica_fallbacks_total{reason="unreachable",replica="replica"} 2.0' in (
         metrics.exposition().decode()
     )
