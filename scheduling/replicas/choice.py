@@ -20,7 +20,7 @@ from django.http import HttpRequest
 
 from scheduling.replicas.conf import read_replicas
 from scheduling.replicas.fallbacks import BEHIND, UNREACHABLE, count_fallback
-from scheduling.replicas.positions import replica_position, written_position
+from scheduling.replicas.positions import StoreDown, replica_position, written_position
 
 log = logging.getLogger("scheduling.replicas")
 
@@ -57,8 +57,7 @@ def choose(write_alias: str, client: str | None) -> str | None:
     configured = read_replicas().get(write_alias, ())
     try:
         needed = written_position(client, write_alias) if client else None
-    except Exception as exc:  # the store is down: the client's writes may be anywhere
-        log.warning("read replicas: the record of writes did not answer (%s)", exc)
+    except StoreDown:  # the client's writes may be anywhere
         return None
     reason = UNREACHABLE
     for alias in random.sample(configured, len(configured)):

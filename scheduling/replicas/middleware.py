@@ -7,11 +7,12 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 
 from scheduling.replicas.choice import ReadState, client_of
 from scheduling.replicas.conf import read_replicas
-from scheduling.replicas.positions import primary_position, remember_write
+from scheduling.replicas.positions import StoreDown, primary_position, remember_write
 from scheduling.replicas.state import serving
 
 log = logging.getLogger("scheduling.replicas")
@@ -61,5 +62,7 @@ def remember_writes(request: HttpRequest) -> None:
     for alias in read_replicas():
         try:
             remember_write(client, alias, primary_position(alias))
-        except Exception as exc:  # the store or the primary is down
-            log.warning("read replicas: a write on %r was not recorded (%s)", alias, exc)
+        except StoreDown:  # logged once per outage
+            continue
+        except DatabaseError as exc:  # the primary is down: the request has failed too
+            log.warning("read replicas: no WAL position from %r after a write (%s)", alias, exc)

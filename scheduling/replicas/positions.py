@@ -7,7 +7,10 @@ it as 16 hex digits, so Redis compares two as strings and keeps the larger.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+from collections.abc import Iterator
 
 from django.core.cache import cache
 from django.db import connections
@@ -58,27 +61,50 @@ def replica_position(alias: str) -> int:
         return lsn(cursor.fetchone()[0])
 
 
+class StoreDown(Exception):
+    """The record of writes did not answer (logged once per outage)."""
+
+
+_store_down = threading.Event()
+
+
+@contextlib.contextmanager
+def store_call() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        if not _store_down.is_set():
+            log.warning(
+                "read replicas: the record of writes is unreachable (%s): writers read the "
+                "primary until it answers",
+                exc,
+            )
+        _store_down.set()
+        raise StoreDown from exc
+    _store_down.clear()
+
+
 def key(client: str, alias: str) -> str:
     return f"{PREFIX}:{client}:{alias}"
 
 
 def remember_write(client: str, alias: str, position: int) -> None:
     value = f"{position:016x}"
-    client_for_locks = redis_client_for_locks()
-    if client_for_locks is not None:
-        client_for_locks.eval(KEEP_LARGER, 1, key(client, alias), value, WRITE_MEMORY)
-        return
-    # No Redis (a per-process cache): get and set, the larger kept but for a race.
-    current = cache.get(key(client, alias))
-    cache.set(key(client, alias), max(value, current or value), WRITE_MEMORY)
+    redis = redis_client_for_locks()
+    with store_call():
+        if redis is not None:
+            redis.eval(KEEP_LARGER, 1, key(client, alias), value, WRITE_MEMORY)
+            return
+        # No Redis (a per-process cache): get and set, the larger kept but for a race.
+        current = cache.get(key(client, alias))
+        cache.set(key(client, alias), max(value, current or value), WRITE_MEMORY)
 
 
 def written_position(client: str, alias: str) -> int | None:
-    """The position of the client's last remembered write on `alias`; None: none remembered."""
-    client_for_locks = redis_client_for_locks()
-    if client_for_locks is not None:
-        raw = client_for_locks.get(key(client, alias))
-        value = raw.decode() if isinstance(raw, bytes) else raw
-    else:
-        value = cache.get(key(client, alias))
+    """The position of the client's last remembered write on `alias`; None: none remembered.
+    StoreDown when the record did not answer."""
+    redis = redis_client_for_locks()
+    with store_call():
+        raw = redis.get(key(client, alias)) if redis is not None else cache.get(key(client, alias))
+    value = raw.decode() if isinstance(raw, bytes) else raw
     return None if value is None else int(value, 16)

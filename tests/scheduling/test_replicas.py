@@ -289,6 +289,22 @@ def test_an_unreachable_replica_falls_back_to_the_primary_logged_once_and_counte
     )
 
 
+def test_with_the_record_of_writes_away_a_signed_in_client_reads_the_primary(
+    replica_reads, settings, api, caplog
+):
+    ScheduledPingFactory()
+    away = {**settings.CACHES["default"], "LOCATION": "redis://127.0.0.1:1/0"}
+    settings.CACHES = {"default": away}  # nothing listens there: refused at once
+
+    with statements() as seen, caplog.at_level(logging.WARNING, logger="scheduling.replicas"):
+        answers = [api.get(PINGS).status_code for _ in range(2)]
+
+    assert answers == [200, 200]
+    assert seen.sql["replica"] == []
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.replicas"]
+    assert "the record of writes is unreachable" in line
+
+
 # --- the setting --------------------------------------------------------------------------------
 
 
