@@ -86,8 +86,9 @@ def replay(pair: ReplicatedPostgres, action: str) -> None:
 
 
 def paused(pair: ReplicatedPostgres) -> bool:
-    state = on(pair.standby, lambda cur: cur.execute("SELECT pg_get_wal_replay_pause_state()"))
-    return bool(state.fetchone()[0] == "paused") if state else False
+    """Replay has stopped: no record written from now on is applied until it resumes."""
+    query = "SELECT pg_get_wal_replay_pause_state()"
+    return bool(on(pair.standby, lambda cur: cur.execute(query).fetchone()[0]) == "paused")
 
 
 def test_a_writer_reads_its_writes_at_once_and_other_clients_read_the_standby(
@@ -110,6 +111,7 @@ def test_a_writer_reads_its_writes_at_once_and_other_clients_read_the_standby(
         ]
 
         replay(pair, "pause")
+        wait_for(lambda: paused(pair), timeout=30, interval=0.05)
         created = writer.put_job("while-paused")
         writer_sees = writer.job("while-paused")
         reader_sees = reader.job("while-paused")
