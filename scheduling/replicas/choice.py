@@ -55,6 +55,8 @@ def client_of(request: HttpRequest) -> str | None:
 
 def choose(write_alias: str, client: str | None) -> str | None:
     configured = read_replicas().get(write_alias, ())
+    if not configured:  # a database with no replica (another router put the model there)
+        return None
     try:
         needed = written_position(client, write_alias) if client else None
     except StoreDown:  # the client's writes may be anywhere
@@ -66,8 +68,7 @@ def choose(write_alias: str, client: str | None) -> str | None:
         if needed is None or caught_up(alias, needed):
             return alias
         reason = BEHIND
-    if configured:
-        count_fallback(configured[0], reason)
+    count_fallback(configured[0], reason)
     return None
 
 

@@ -21,6 +21,7 @@ from django.db import connections, router, transaction
 from django.test import RequestFactory
 
 from scheduling import metrics
+from scheduling.jobs.models import Job
 from scheduling.models import Status
 from scheduling.replicas import ReplicaRouter, check_read_replicas, choice, fallbacks, positions
 from scheduling.replicas.state import serving
@@ -256,6 +257,30 @@ def test_a_row_read_from_the_replica_is_saved_on_the_primary(replica_reads):
     assert router.allow_relation(loaded, row)
     assert router.allow_migrate("replica", "testapp") is False
     assert ReplicaRouter().allow_migrate("default", "testapp") is None
+
+
+class PingsOnTheMirror:
+    """A host's router that puts the pings on a database of their own: the mirror alias."""
+
+    def db_for_write(self, model: Any, **hints: Any) -> str | None:
+        return "replica" if model is ScheduledPing else None
+
+    db_for_read = db_for_write
+
+
+def test_the_router_picks_a_replica_of_the_write_alias_the_host_router_chose(settings):
+    # The pings' primary is the mirror alias, and default serves as its replica; default
+    # itself has no replica here.
+    settings.SCHEDULING_READ_REPLICAS = {"replica": ["default"]}
+    settings.DATABASE_ROUTERS = [ROUTER, PingsOnTheMirror()]
+    token = serving.set(choice.ReadState(RequestFactory().get("/")))
+    try:
+        assert router.db_for_read(ScheduledPing) == "default"
+        assert router.db_for_read(Job) == "default"  # no replica: the routers' choice
+        assert router.db_for_write(ScheduledPing) == "replica"
+    finally:
+        serving.reset(token)
+    assert router.db_for_read(ScheduledPing) == "replica"  # outside a safe request
 
 
 # --- a replica away -----------------------------------------------------------------------------
