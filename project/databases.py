@@ -43,6 +43,17 @@ def database_config(name: str, url: str, **options: Any) -> dict[str, Any]:
     return config
 
 
+def replica_config(name: str, url: str, connect_timeout: int) -> dict[str, Any]:
+    """A read replica's DATABASES entry (scheduling.replicas). Unless the URL says otherwise,
+    a connection prefers a standby of those listed and takes the primary when none answers."""
+    config = database_config(name, url, conn_max_age=60, conn_health_checks=True)
+    options = config.setdefault("OPTIONS", {})
+    options.setdefault("connect_timeout", connect_timeout)
+    if "target_session_attrs" not in url:
+        options["target_session_attrs"] = "prefer-standby"
+    return config
+
+
 def parse_server(name: str, url: str, entry: str) -> tuple[str, str]:
     match = HOST_PORT.fullmatch(entry)
     port = (match["port"] or DEFAULT_PORT) if match else ""

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from project.databases import database_config
+from project.databases import database_config, replica_config
 from project.env import (
     env_bool,
     env_float,
@@ -144,6 +144,17 @@ else:
     # serialise instead of both reading the same due rows.
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Read replicas (docs/read-replicas.md): only when DATABASE_REPLICA_URL is set ------------
+if env_str("DATABASE_REPLICA_URL", ""):
+    DATABASE_REPLICA_URL = env_url("DATABASE_REPLICA_URL", "", schemes=("postgres", "postgresql"))
+    DATABASES["replica"] = replica_config(
+        "DATABASE_REPLICA_URL", DATABASE_REPLICA_URL, env_int("DATABASE_CONNECT_TIMEOUT", 5)
+    )
+    SCHEDULING_READ_REPLICAS = {"default": ["replica"]}
+    # First: it sees every read before a router that puts a domain on another database.
+    DATABASE_ROUTERS = ["scheduling.replicas.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
+    MIDDLEWARE = [*MIDDLEWARE, "scheduling.replicas.ReplicaReadsMiddleware"]
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
 REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -304,15 +315,11 @@ PURCHASES_SITE_URL = env_url(
 # --- Email --------------------------------------------------------------------------------
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
-# The SMTP backend's server (django.core.mail.backends.smtp.EmailBackend).
+# The SMTP backend's server (django.core.mail.backends.smtp.EmailBackend; the bench's fake).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
-# The SMTP server of django.core.mail.backends.smtp.EmailBackend (the release bench's fake one).
-EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
-EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
 
 # --- Trainings ----------------------------------------------------------------------------
 # Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a

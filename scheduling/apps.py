@@ -8,7 +8,7 @@ class SchedulingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from scheduling import celery, checks, metrics  # noqa: F401  (checks register themselves)
+        from scheduling import celery, checks, metrics, replicas  # noqa: F401  (checks register)
         from scheduling.conf import SchedulingSettings, scheduling_settings
 
         try:

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from scheduling import health, metrics
 from scheduling.conf import scheduling_settings
 from scheduling.locks import redis_client_for_locks
+from scheduling.replicas.middleware import reads_primary
 
 
 def _check_database() -> str:
@@ -44,6 +45,7 @@ def _check_broker() -> str:
 CHECKS = {"database": _check_database, "redis": _check_cache, "broker": _check_broker}
 
 
+@reads_primary  # "is the primary up", and lateness as the sweep sees it
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     report = {}
@@ -139,7 +141,7 @@ def metrics_refusal(request: Request) -> int | None:
     return None if request.user.is_staff else 403
 
 
-metrics_view = MetricsView.as_view()
+metrics_view = reads_primary(MetricsView.as_view())  # gauges as the sweep sees them
 
 
 def bad_request_naming_the_body(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -114,3 +114,9 @@ if "TEST_VISIBILITY_TIMEOUT" in os.environ:
         "unacked_restore_interval": 1,
         "unacked_restore_throttle": 1,
     }
+
+# --- Read replicas (tests/scheduling/test_replicas.py) -------------------------------------
+# A "replica" alias that is a test mirror of default: same test database, its own connection.
+# Nothing reads from it unless a test enables the router and middleware (replica_reads there).
+# A child process given DATABASE_REPLICA_URL (tests/faults/test_read_replicas.py) keeps that.
+DATABASES.setdefault("replica", {**DATABASES["default"], "TEST": {"MIRROR": "default"}})

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import connection
+from django.db import connections, router
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from scheduling.models import ScheduledEvent, Status
 
@@ -58,6 +59,7 @@ IN_FLIGHT_SQL = """(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = '
 def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
     """One query. ORDER BY on the indexed column keeps each count on its partial index (pending
     due_at, awaiting handling) whatever the statistics say."""
+    connection = _reading(model)
     if connection.vendor != "postgresql":
         return _snapshot_orm(model)
     table = connection.ops.quote_name(model._meta.db_table)
@@ -79,12 +81,19 @@ def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
 def due_rows(model: type[ScheduledEvent], counted: int) -> int:
     """Pending rows already due: `counted` (a snapshot's `due_now`) below COUNT_CAP, else
     PostgreSQL's estimate (at least the cap), so a backlog of millions reads as such."""
+    connection = _reading(model)
     if counted < COUNT_CAP or connection.vendor != "postgresql":
         return counted
     table = connection.ops.quote_name(model._meta.db_table)
     due = "status = 'pending' AND due_at <= statement_timestamp()"
     with connection.cursor() as cursor:
         return max(_estimated_rows(cursor, table, due), COUNT_CAP)
+
+
+def _reading(model: type[ScheduledEvent]) -> BaseDatabaseWrapper:
+    """Where the model's reads go: a replica while a safe request is served (the dashboard),
+    else its primary (scheduling.replicas)."""
+    return connections[router.db_for_read(model)]
 
 
 def _estimated_rows(cursor: Any, table: str, where: str) -> int:
@@ -113,6 +122,7 @@ def _snapshot_orm(model: type[ScheduledEvent]) -> ModelSnapshot:
 
 def oldest_due_seconds(model: type[ScheduledEvent]) -> float:
     """How late the oldest due pending row is, by the database's clock (0.0: none due)."""
+    connection = _reading(model)
     if connection.vendor != "postgresql":
         return _snapshot_orm(model).oldest_due_seconds
     table = connection.ops.quote_name(model._meta.db_table)

@@ -26,6 +26,8 @@ from scheduling.metrics.store import (
 )
 from scheduling.ratelimit import current_limit
 from scheduling.registry import scheduled_models
+from scheduling.replicas.conf import read_replicas
+from scheduling.replicas.fallbacks import fallback_counts
 
 COUNTERS = {
     "published": "Events published by the sweep (one per published row).",
@@ -93,6 +95,7 @@ class SchedulingCollector(Collector):
         )
         if totals is not None:
             yield from _store_families(dict(zip(models, totals, strict=True)))
+            yield from _replica_fallbacks()
 
 
 def exposition() -> bytes:
@@ -135,6 +138,21 @@ def _store_families(totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
         ("sweep", SWEEP_BUCKETS),
     )
     yield _last_sweep(totals)
+
+
+def _replica_fallbacks() -> Iterator[Metric]:
+    """Present when SCHEDULING_READ_REPLICAS is set (scheduling.replicas)."""
+    if not read_replicas():
+        return
+    family = CounterMetricFamily(
+        "scheduling_replica_fallbacks",
+        "Safe requests whose reads went to the primary: every replica unreachable, or none had "
+        "replayed the client's last write yet (behind).",
+        labels=["replica", "reason"],
+    )
+    for (replica, reason), count in sorted((fallback_counts() or {}).items()):
+        family.add_metric([replica, reason], count)
+    yield family
 
 
 def _rate_limits() -> Metric:
