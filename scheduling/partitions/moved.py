@@ -1,0 +1,45 @@
+"""The one race partitioning adds: a row moved to another partition under a lock taker.
+
+An UPDATE that changes due_at across a partition boundary deletes the row from one partition
+and inserts it into another. A `SELECT ... FOR UPDATE [SKIP LOCKED]` whose snapshot still saw
+the old version, meeting it after the mover committed, cannot follow it there: PostgreSQL
+raises a serialization failure ("tuple to be locked was already moved to another partition due
+to concurrent update"), which aborts the transaction. Run again, the statement sees the row
+where it now is, so the callers (the sweep's claim, the reconciliation's requeue, a handler's
+row lock) retry their unit of work instead of failing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.db import DatabaseError
+
+log = logging.getLogger("scheduling.sweep")
+
+T = TypeVar("T")
+RETRIES = 5
+SERIALIZATION_FAILURE = "40001"
+
+
+def moved_row(exc: BaseException) -> bool:
+    """The error of a lock (or update) that met a row moved to another partition."""
+    cause = exc.__cause__ or exc
+    return (
+        getattr(cause, "sqlstate", None) == SERIALIZATION_FAILURE
+        and "moved to another partition" in str(cause)
+    )
+
+
+def retrying_moved_rows(run: Callable[[], T], what: str, retries: int = RETRIES) -> T:
+    """`run()` (one transaction, or a savepoint) again while it meets moved rows."""
+    for attempt in range(retries):
+        try:
+            return run()
+        except DatabaseError as exc:
+            if not moved_row(exc) or attempt == retries - 1:
+                raise
+            log.info("%s met a row moved to another partition; again (%d)", what, attempt + 1)
+    raise AssertionError("unreachable")
