@@ -7,7 +7,7 @@ PostgreSQL only: elsewhere (SQLite, the embedded mode) every step here is a no-o
 """
 
 from scheduling.partitions.catalog import Partition
-from scheduling.partitions.moved import moved_row, retrying_moved_rows
+from scheduling.partitions.moved import moved_row, retried_on_moved_rows, retrying_moved_rows
 from scheduling.partitions.operations import PartitionByDueTime
 from scheduling.partitions.spec import DuePartitions, partitioning_of
 from scheduling.partitions.tables import (
@@ -31,5 +31,6 @@ __all__ = [
     "moved_row",
     "partitioning_of",
     "partitions",
+    "retried_on_moved_rows",
     "retrying_moved_rows",
 ]

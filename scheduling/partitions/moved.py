@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from functools import wraps
+from typing import Any, TypeVar
 
 from django.db import DatabaseError
 
@@ -43,3 +44,13 @@ def retrying_moved_rows(run: Callable[[], T], what: str, retries: int = RETRIES)
                 raise
             log.info("%s met a row moved to another partition; again (%d)", what, attempt + 1)
     raise AssertionError("unreachable")
+
+
+def retried_on_moved_rows(run: Callable[..., T], what: str) -> Callable[..., T]:
+    """`run`, whatever its arguments, retried as retrying_moved_rows() does."""
+
+    @wraps(run)
+    def retried(*args: Any, **kwargs: Any) -> T:
+        return retrying_moved_rows(lambda: run(*args, **kwargs), what)
+
+    return retried
