@@ -42,7 +42,7 @@ def retrying_moved_rows(run: Callable[[], T], what: str, retries: int = RETRIES)
         except DatabaseError as exc:
             if not moved_row(exc) or attempt == retries - 1:
                 raise
-            log.info("%s met a row moved to another partition; again (%d)", what, attempt + 1)
+            log.warning("%s met a row moved to another partition; again (%d)", what, attempt + 1)
     raise AssertionError("unreachable")
 
 
