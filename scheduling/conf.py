@@ -24,7 +24,7 @@ RATE_LIMITS_FORM = (
 MODEL_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*")
 INTERVAL = re.compile(r"([1-9][0-9]*)([dh])")
 PARTITIONS_FORM = (
-    "a dict of model label to partition interval \"<N>d\" or \"<N>h\", e.g. "
+    'a dict of model label to partition interval "<N>d" or "<N>h", e.g. '
     "{'recurring.ScheduledOccurrence': '1d'}"
 )
 TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 'reports.*']"

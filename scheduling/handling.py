@@ -292,6 +292,7 @@ def locked_row(model: type[ScheduledEvent], pk: Any) -> ScheduledEvent | None:
     rows = model.objects.select_for_update(of=("self",)).filter(pk=pk)
     if partitioning_of(model) is None:
         return rows.first()
+
     # A retry() or another delivery's backoff may move the row to another partition while we
     # wait for its lock; a savepoint lets the lock be taken again where the row now is.
     def lock() -> ScheduledEvent | None:

@@ -180,11 +180,9 @@ def drain_for(
 ) -> Drain:
     # Rows this sweep could not publish wait for the next tick: no retry within milliseconds.
     set_aside: set[int] = set()
-    batch = partial(
-        sweep_batch, model, now=now, publisher=publisher, conf=conf, set_aside=set_aside
-    )
+    one = partial(sweep_batch, model, now=now, publisher=publisher, conf=conf, set_aside=set_aside)
     # A claim that met a row a reschedule moved to another partition runs again (moved.py).
-    batch = retried_on_moved_rows(batch, f"sweep of {model._meta.label}")
+    batch = retried_on_moved_rows(one, f"sweep of {model._meta.label}")
     return Drain(
         model=model,
         now=now,

@@ -3,7 +3,7 @@ from datetime import timedelta
 import factory
 from django.utils import timezone
 
-from tests.testapp.models import Ping, PingEvent, ScheduledPing, ScheduledPingPartitioned
+from tests.testapp.models import Ping, PingModel, ScheduledPing, ScheduledPingPartitioned
 
 
 class PingFactory(factory.django.DjangoModelFactory):
@@ -27,9 +27,13 @@ class ScheduledPingPartitionedFactory(ScheduledPingFactory):
         model = ScheduledPingPartitioned
 
 
-def factory_for(model: type[PingEvent]) -> type[ScheduledPingFactory]:
+def factory_for(model: PingModel) -> type[ScheduledPingFactory]:
     """The factory of ScheduledPing's rows, or of its partitioned twin's."""
-    return ScheduledPingPartitionedFactory if model is ScheduledPingPartitioned else ScheduledPingFactory
+    return (
+        ScheduledPingPartitionedFactory
+        if model is ScheduledPingPartitioned
+        else ScheduledPingFactory
+    )
 
 
 def make_due_pings(
@@ -37,7 +41,7 @@ def make_due_pings(
     *,
     group: str = "a",
     ago: timedelta = timedelta(minutes=5),
-    model: type[PingEvent] = ScheduledPing,
+    model: PingModel = ScheduledPing,
 ) -> list[int]:
     """Bulk-creates `count` past-due rows (distinct due times, one entity each); returns pks."""
     now = timezone.now()

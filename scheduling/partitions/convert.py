@@ -85,7 +85,9 @@ class Target:
 def convert_table(target: Target, *, concurrently: bool, now: datetime) -> Conversion:
     """Steps 1 and 2 above; a table already partitioned (or not on PostgreSQL) is left as is."""
     done = Conversion(table=target.table)
-    if not on_postgresql(target.connection) or table_is_partitioned(target.connection, target.table):
+    if not on_postgresql(target.connection) or table_is_partitioned(
+        target.connection, target.table
+    ):
         return done
     timed(done, "build unique index (id, due_at)", lambda: build_unique_index(target, concurrently))
     done.bound = timed(done, "add and validate CHECK", lambda: validated_bound(target, done, now))
@@ -114,7 +116,9 @@ def validated_bound(target: Target, done: Conversion, now: datetime, tries: int 
     the validation: the bound is read again and the check made anew."""
     table, check = target.q(target.table), target.q(target.check_name)
     for attempt in range(tries):
-        ((latest, done.rows),) = fetch(target.connection, f"SELECT max(due_at), count(*) FROM {table}")
+        ((latest, done.rows),) = fetch(
+            target.connection, f"SELECT max(due_at), count(*) FROM {table}"
+        )
         bound = align_down(max(latest or now, now), target.spec.interval) + target.spec.interval
         execute(target.connection, f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {check}")
         execute(
@@ -162,7 +166,10 @@ def take_sequence(target: Target) -> tuple[str | None, int]:
     )
     if not identity:
         return str(sequence), int(next_id)
-    execute(conn, f"ALTER TABLE {target.q(target.table)} ALTER COLUMN {target.q(target.pk)} DROP IDENTITY")
+    execute(
+        conn,
+        f"ALTER TABLE {target.q(target.table)} ALTER COLUMN {target.q(target.pk)} DROP IDENTITY",
+    )
     return None, int(next_id)
 
 
@@ -187,7 +194,7 @@ def rename_old(target: Target, indexes: list[tuple[Any, ...]], done: Conversion)
         f" UNIQUE USING INDEX {target.q(target.table + '_id_due_at')}",
     )
     for index in indexes:
-        name, _, unique, primary, constraint, _ = index
+        name, _, _, primary, constraint, _ = index
         if primary:
             new = target.q(target.before + "_pkey")
             execute(conn, f"ALTER TABLE {before} RENAME CONSTRAINT {target.q(constraint)} TO {new}")

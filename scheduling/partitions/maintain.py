@@ -95,6 +95,8 @@ def add_partition(connection: Any, table: str, name: str, lower: datetime, upper
             f"WITH moved AS (DELETE FROM {default} WHERE {within} RETURNING *)"
             f" INSERT INTO {q} SELECT * FROM moved",
         )
-        execute(connection, f"ALTER TABLE {parent} ATTACH PARTITION {q} {bound_clause(lower, upper)}")
+        execute(
+            connection, f"ALTER TABLE {parent} ATTACH PARTITION {q} {bound_clause(lower, upper)}"
+        )
         execute(connection, f"ALTER TABLE {q} DROP CONSTRAINT {check}")
     return moved

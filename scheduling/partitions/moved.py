@@ -28,10 +28,9 @@ SERIALIZATION_FAILURE = "40001"
 def moved_row(exc: BaseException) -> bool:
     """The error of a lock (or update) that met a row moved to another partition."""
     cause = exc.__cause__ or exc
-    return (
-        getattr(cause, "sqlstate", None) == SERIALIZATION_FAILURE
-        and "moved to another partition" in str(cause)
-    )
+    return getattr(
+        cause, "sqlstate", None
+    ) == SERIALIZATION_FAILURE and "moved to another partition" in str(cause)
 
 
 def retrying_moved_rows(run: Callable[[], T], what: str, retries: int = RETRIES) -> T:

@@ -57,9 +57,7 @@ def drop_done_partitions(
     return dropped
 
 
-def all_purgeable(
-    connection: Any, name: str, condition: str, params: dict[str, Any]
-) -> int | None:
+def all_purgeable(connection: Any, name: str, condition: str, params: dict[str, Any]) -> int | None:
     """How many rows the partition holds, if every one of them is purgeable; else None."""
     ((rows, kept),) = fetch(
         connection,

@@ -1,7 +1,6 @@
 """Scheduled tables partitioned on due_at: conversion, maintenance, retention, the moved-row race."""
 
 import threading
-import time
 from datetime import timedelta
 from io import StringIO
 
@@ -36,7 +35,9 @@ DAY = timedelta(days=1)
 def where(model, pk):
     """The partition that holds the row."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT tableoid::regclass::text FROM {model._meta.db_table} WHERE id = %s", [pk])
+        cursor.execute(
+            f"SELECT tableoid::regclass::text FROM {model._meta.db_table} WHERE id = %s", [pk]
+        )
         return cursor.fetchone()[0]
 
 
@@ -78,7 +79,8 @@ def test_converting_a_table_with_rows_loses_none_and_its_pending_rows_are_still_
 def test_the_partitioned_test_model_has_its_partitions_and_a_default_one():
     found = partitions(ScheduledPingPartitioned)
 
-    assert found[0].lower is None and found[-1].default
+    assert found[0].lower is None
+    assert found[-1].default
     assert all(p.upper - p.lower == DAY for p in found[1:-1])
 
 
@@ -128,7 +130,9 @@ def test_a_partition_holding_a_row_not_done_is_left_to_the_row_wise_purge():
     result = purge_model(ScheduledPingPartitioned, now=later)
 
     assert result.deleted == 3
-    assert "scheduled_ping_partitioned_before" in {p.name for p in partitions(ScheduledPingPartitioned)}
+    assert "scheduled_ping_partitioned_before" in {
+        p.name for p in partitions(ScheduledPingPartitioned)
+    }
     assert list(ScheduledPingPartitioned.objects.values_list("pk", flat=True)) == [pending.pk]
     assert not ScheduledPingPartitioned.objects.filter(pk__in=[r.pk for r in done]).exists()
 
@@ -247,7 +251,9 @@ def test_sweeping_in_another_process_while_due_rows_move_across_a_boundary_loses
     count = 20000
     ping = PingFactory()
     ScheduledPingPartitioned.objects.bulk_create(
-        ScheduledPingPartitioned(ping=ping, due_at=past_boundary + (-1) ** i * timedelta(minutes=30))
+        ScheduledPingPartitioned(
+            ping=ping, due_at=past_boundary + (-1) ** i * timedelta(minutes=30)
+        )
         for i in range(count)
     )
     stop = threading.Event()
@@ -259,7 +265,9 @@ def test_sweeping_in_another_process_while_due_rows_move_across_a_boundary_loses
         side = 1
         while not stop.is_set():
             pending = ScheduledPingPartitioned.objects.pending().order_by("due_at", "pk")
-            first = ScheduledPingPartitioned.objects.filter(pk__in=list(pending.values_list("pk", flat=True)[:300]))
+            first = ScheduledPingPartitioned.objects.filter(
+                pk__in=list(pending.values_list("pk", flat=True)[:300])
+            )
             moves.append(first.reschedule(past_boundary + side * timedelta(minutes=10)))
             side = -side
         connection.close()
@@ -285,4 +293,5 @@ def test_sweeping_in_another_process_while_due_rows_move_across_a_boundary_loses
     statuses = set(ScheduledPingPartitioned.objects.values_list("status", flat=True))
     assert statuses == {Status.DELIVERED}
     pks = [event_id.split(":")[1] for event_id in published_ids(broker, "testapp")]
-    assert len(pks) == count and len(set(pks)) == count  # each row published once
+    assert len(pks) == count  # each row published once
+    assert len(set(pks)) == count

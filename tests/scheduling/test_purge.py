@@ -419,7 +419,9 @@ def test_the_command_reports_the_history_entries_it_deleted(ping_model):
 
     output = run("--model", ping_model._meta.label)
 
-    assert output == f"{ping_model._meta.label}: deleted 1 of 1 rows (1 batches), 3 history entries\n"
+    assert (
+        output == f"{ping_model._meta.label}: deleted 1 of 1 rows (1 batches), 3 history entries\n"
+    )
     assert not EventHistory.objects.exists()
 
 
@@ -604,7 +606,9 @@ def test_a_row_another_transaction_holds_is_skipped_without_waiting(ping_model) 
     held = make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
     free = make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
     with other_connection() as other:
-        other.execute(f"SELECT 1 FROM {ping_model._meta.db_table} WHERE id = %s FOR UPDATE", [held.pk])
+        other.execute(
+            f"SELECT 1 FROM {ping_model._meta.db_table} WHERE id = %s FOR UPDATE", [held.pk]
+        )
         assert in_a_thread(lambda: purge_model(ping_model, now=NOW).deleted) == 1
 
     assert remaining(ping_model) == {held.pk}

@@ -6,8 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from scheduling.models import ScheduledEvent
-from tests.factories import PingFactory, ScheduledPingFactory
-from tests.testapp.models import ScheduledPing
+from tests.factories import PingFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +34,9 @@ def test_it_finds_pending_and_due_rows(ping_model, ping_factory):
 
 
 def test_it_reschedules_only_pending_rows_and_bumps_their_version(ping_model, ping_factory):
-    rows = one_of_each_status(ping_factory, )
+    rows = one_of_each_status(
+        ping_factory,
+    )
 
     assert ping_model.objects.reschedule(FUTURE) == 1
 
@@ -67,7 +68,9 @@ def test_it_shifts_pending_rows_by_a_delta(ping_model, ping_factory):
 
 
 def test_it_cancels_only_pending_rows_with_a_reason(ping_model, ping_factory):
-    rows = one_of_each_status(ping_factory, )
+    rows = one_of_each_status(
+        ping_factory,
+    )
 
     assert ping_model.objects.cancel("refunded") == 1
 
@@ -134,7 +137,9 @@ BULK_METHODS = {
 
 
 @pytest.mark.parametrize("method", BULK_METHODS)
-def test_each_bulk_method_behind_a_join_changes_only_its_statuses_of_the_selection(ping_model, ping_factory, method):
+def test_each_bulk_method_behind_a_join_changes_only_its_statuses_of_the_selection(
+    ping_model, ping_factory, method
+):
     changes, call = BULK_METHODS[method]
     mine = one_of_each_status(ping_factory, ping=PingFactory(group="artist-1"), due_at=FUTURE)
     others = one_of_each_status(ping_factory, ping=PingFactory(group="artist-2"), due_at=FUTURE)
@@ -217,7 +222,9 @@ def test_reschedule_refuses_a_time_out_of_range(ping_model, ping_factory):
         ping_model.objects.reschedule(datetime(1969, 12, 31, tzinfo=UTC))
 
 
-def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_whole(ping_model, ping_factory):
+def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_whole(
+    ping_model, ping_factory
+):
     from scheduling.models import STORABLE_FROM
 
     edge = ping_factory(ping=PingFactory(group="artist-1"), due_at=STORABLE_FROM)
@@ -232,7 +239,9 @@ def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_wh
     assert selection.shift(timedelta(hours=1)) == 2  # the transaction is still usable
 
 
-def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join(ping_model, ping_factory):
+def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join(
+    ping_model, ping_factory
+):
     # The rows are found once, as an array, and the UPDATE walks the primary key through it;
     # `id IN (SELECT ...)` would be planned as a join of the table to itself (benchmarks.md).
     row = ping_factory(ping=PingFactory(group="artist-1"), due_at=FUTURE)

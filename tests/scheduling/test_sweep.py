@@ -13,8 +13,7 @@ from scheduling.clock import database_now
 from scheduling.models import ScheduledEvent
 from scheduling.sweep import claim_due, sweep
 from tests.conftest import queued_messages, queued_task_ids
-from tests.factories import PingFactory, ScheduledPingFactory, make_due_pings
-from tests.testapp.models import ScheduledPing
+from tests.factories import PingFactory, make_due_pings
 
 Status = ScheduledEvent.Status
 
@@ -65,7 +64,11 @@ def test_the_message_is_a_celery_task_message_with_the_event(ping_model, ping_fa
     assert args == []
     assert event["id"] == f"{ping_model._meta.label_lower}:{row.pk}:v1"
     assert event["type"] == ping_model._meta.label_lower
-    assert (event["model"], event["pk"], event["version"]) == (ping_model._meta.label_lower, row.pk, 1)
+    assert (event["model"], event["pk"], event["version"]) == (
+        ping_model._meta.label_lower,
+        row.pk,
+        1,
+    )
     assert event["due_at"].endswith("Z")
     assert event["published_at"].endswith("Z")
     assert event["data"] == {"ping": "hello"}
@@ -73,7 +76,9 @@ def test_the_message_is_a_celery_task_message_with_the_event(ping_model, ping_fa
 
 
 @pytest.mark.django_db
-def test_rows_past_their_maximum_lateness_expire_instead_of_being_published(ping_model, ping_factory, broker):
+def test_rows_past_their_maximum_lateness_expire_instead_of_being_published(
+    ping_model, ping_factory, broker
+):
     stale = ping_factory(due_at=timezone.now() - timedelta(days=2))
     fresh = ping_factory(due_at=timezone.now() - timedelta(hours=1))
 
@@ -207,7 +212,9 @@ def test_a_reschedule_racing_a_claim_never_moves_the_delivered_row(ping_model, p
 
 
 @pytest.mark.django_db
-def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(ping_model, ping_factory, broker, monkeypatch):
+def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(
+    ping_model, ping_factory, broker, monkeypatch
+):
     seen = {}
 
     def record(cls, *, delivered, expired, failed, now):
@@ -231,7 +238,9 @@ def test_after_batch_runs_in_the_batch_transaction_with_the_marked_rows(ping_mod
 
 
 @pytest.mark.django_db
-def test_a_holding_sweep_delivers_rows_as_they_fall_due_and_never_early(ping_model, ping_factory, broker):
+def test_a_holding_sweep_delivers_rows_as_they_fall_due_and_never_early(
+    ping_model, ping_factory, broker
+):
     base = database_now()
     soon = ping_factory(due_at=base + timedelta(seconds=0.3))
     later = ping_factory(due_at=base + timedelta(seconds=0.8))
@@ -249,7 +258,9 @@ def test_a_holding_sweep_delivers_rows_as_they_fall_due_and_never_early(ping_mod
 
 
 @pytest.mark.django_db
-def test_without_a_hold_the_sweep_leaves_rows_not_yet_due_to_the_next_tick(ping_model, ping_factory, broker):
+def test_without_a_hold_the_sweep_leaves_rows_not_yet_due_to_the_next_tick(
+    ping_model, ping_factory, broker
+):
     ping_factory(due_at=database_now() + timedelta(seconds=0.3))
 
     assert sweep(ping_model).delivered == 0

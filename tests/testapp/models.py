@@ -105,3 +105,6 @@ class MisconfiguredEmailBackend:
         from django.core.exceptions import ImproperlyConfigured
 
         raise ImproperlyConfigured("ACME_API_KEY is missing")
+
+
+PingModel = type[ScheduledPing] | type[ScheduledPingPartitioned]

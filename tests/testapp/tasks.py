@@ -8,7 +8,7 @@ from scheduling.handling import handle_once
 from scheduling.tasks import EventHandlerTask
 from tests.testapp.models import (
     PingEffect,
-    PingEvent,
+    PingModel,
     ScheduledOnce,
     ScheduledPing,
     ScheduledPingPartitioned,
@@ -25,7 +25,7 @@ def handle_ping_partitioned(event: dict[str, Any]) -> str:
     return handle_ping_of(ScheduledPingPartitioned, event)
 
 
-def handle_ping_of(model: type[PingEvent], event: dict[str, Any]) -> str:
+def handle_ping_of(model: PingModel, event: dict[str, Any]) -> str:
     with handle_once(event, model) as row:
         if row is None:
             return "skipped"

@@ -31,8 +31,10 @@ class Command(BaseCommand):
         elif action == "maintain":
             for chosen in self.models(model):
                 made = maintain(chosen)
-                self.stdout.write(f"{chosen._meta.label}: created {len(made.created)} partitions"
-                                  f", moved {made.moved} rows from the default partition")
+                self.stdout.write(
+                    f"{chosen._meta.label}: created {len(made.created)} partitions"
+                    f", moved {made.moved} rows from the default partition"
+                )
         else:
             for chosen in self.models(model):
                 self.status(chosen)
