@@ -25,6 +25,7 @@ from scheduling.partitions import (
 )
 from scheduling.purge import purge_model, purge_orphans
 from scheduling.sweep import sweep
+from tests.conftest import CURRENT_TIME
 from tests.factories import PingFactory
 from tests.testapp.models import ScheduledPing, ScheduledPingPartitioned
 
@@ -295,3 +296,21 @@ def test_sweeping_in_another_process_while_due_rows_move_across_a_boundary_loses
     pks = [event_id.split(":")[1] for event_id in published_ids(broker, "testapp")]
     assert len(pks) == count  # each row published once
     assert len(set(pks)) == count
+
+
+@pytest.mark.django_db
+def test_a_converted_occurrence_table_drops_its_one_pending_index_and_still_chains_one_head(broker):
+    from scheduling.recurring.models import ScheduledOccurrence
+    from tests.recurring.conftest import make_schedule, sweep_at
+
+    schedule = make_schedule(cron="*/5 * * * *")
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+    conversion = convert(ScheduledOccurrence, "1d", concurrently=False)
+    delivered = sweep_at(CURRENT_TIME + timedelta(minutes=5)).delivered
+
+    assert conversion.dropped == ["one_pending_occurrence_per_schedule"]
+    assert delivered == 1
+    pending = schedule.occurrences.filter(status=Status.PENDING)
+    assert list(pending.values_list("due_at", flat=True)) == [CURRENT_TIME + timedelta(minutes=10)]
