@@ -120,12 +120,14 @@ def validated_bound(target: Target, done: Conversion, now: datetime, tries: int 
             target.connection, f"SELECT max(due_at), count(*) FROM {table}"
         )
         bound = align_down(max(latest or now, now), target.spec.interval) + target.spec.interval
-        execute(target.connection, f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {check}")
-        execute(
-            target.connection,
-            f"ALTER TABLE {table} ADD CONSTRAINT {check}"
-            f" CHECK (due_at < {literal(bound, '')}) NOT VALID",
-        )
+        with transaction.atomic(using=target.connection.alias):  # a catalog change: brief
+            execute(target.connection, f"SET LOCAL lock_timeout = '{SWITCH_LOCK_TIMEOUT}'")
+            execute(target.connection, f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {check}")
+            execute(
+                target.connection,
+                f"ALTER TABLE {table} ADD CONSTRAINT {check}"
+                f" CHECK (due_at < {literal(bound, '')}) NOT VALID",
+            )
         try:
             with transaction.atomic(using=target.connection.alias):
                 execute(target.connection, f"ALTER TABLE {table} VALIDATE CONSTRAINT {check}")

@@ -83,6 +83,9 @@ def add_partition(connection: Any, table: str, name: str, lower: datetime, upper
     within = f"due_at >= {literal(lower, '')} AND due_at < {literal(upper, '')}"
     with transaction.atomic(using=connection.alias):
         execute(connection, f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+        # The lock ATTACH takes anyway, taken first: no row for the new range can reach the
+        # DEFAULT partition between the move and the attach (which would then refuse).
+        execute(connection, f"LOCK TABLE {default} IN ACCESS EXCLUSIVE MODE")
         execute(
             connection,
             f"CREATE TABLE {q} (LIKE {parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"

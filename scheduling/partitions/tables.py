@@ -43,13 +43,13 @@ def convert(
     spec = spec_for(model, interval)
     conn = connection_for(model)
     target = Target(conn, model._meta.db_table, model._meta.pk.column, spec)
-    done = convert_table(target, concurrently=concurrently, now=clock_or_none(conn))
+    done = convert_table(target, concurrently=concurrently, now=now_on(conn))
     if done.bound is not None:
         maintain(model, spec=spec)
     return done
 
 
-def clock_or_none(conn: Any) -> datetime:
+def now_on(conn: Any) -> datetime:
     from django.utils import timezone
 
     return clock(conn) if conn.vendor == "postgresql" else timezone.now()
