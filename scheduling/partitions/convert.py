@@ -103,10 +103,14 @@ def timed(done: Conversion, step: str, run: Any) -> Any:
 
 
 def build_unique_index(target: Target, concurrently: bool) -> None:
-    how = "CONCURRENTLY " if concurrently else ""
+    how, name = "CONCURRENTLY " if concurrently else "", target.table + "_id_due_at"
+    # A concurrent build cut short (an earlier run stopped) leaves an invalid index behind.
+    invalid = "SELECT NOT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)"
+    if any(row[0] for row in fetch(target.connection, invalid, [name])):
+        execute(target.connection, f"DROP INDEX {how}{target.q(name)}")
     execute(
         target.connection,
-        f"CREATE UNIQUE INDEX {how}IF NOT EXISTS {target.q(target.table + '_id_due_at')}"
+        f"CREATE UNIQUE INDEX {how}IF NOT EXISTS {target.q(name)}"
         f" ON {target.q(target.table)} ({target.q(target.pk)}, due_at)",
     )
 

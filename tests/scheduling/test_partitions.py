@@ -314,3 +314,63 @@ def test_a_converted_occurrence_table_drops_its_one_pending_index_and_still_chai
     assert delivered == 1
     pending = schedule.occurrences.filter(status=Status.PENDING)
     assert list(pending.values_list("due_at", flat=True)) == [CURRENT_TIME + timedelta(minutes=10)]
+
+
+ONLINE_ROWS = """
+WITH pings AS (INSERT INTO testapp_ping (name, "group") VALUES ('online', 'a') RETURNING id)
+INSERT INTO scheduled_ping (ping_id, due_at, status, version, attempts, cancel_reason,
+    last_error, created_at, updated_at)
+SELECT pings.id, now() - interval '2 hours' + g * interval '1 second',
+    CASE WHEN g % 3 = 0 THEN 'delivered' ELSE 'pending' END, 1, 0, '', '', now(), now()
+FROM pings, generate_series(1, 6000) AS g
+"""
+
+
+@pytest.fixture
+def own_database(subprocess_env):
+    """A database of its own, migrated, for a conversion that must run outside a transaction
+    (CREATE INDEX CONCURRENTLY) and so cannot be rolled back after the test."""
+    import psycopg
+
+    from tests.scheduling.test_embedded import run
+
+    name = f"{connection.settings_dict['NAME']}_online"
+    db = connection.settings_dict
+    admin = f"host={db['HOST']} port={db['PORT']} user={db['USER']} dbname=postgres"
+    with psycopg.connect(admin, autocommit=True) as server:
+        server.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        server.execute(f'CREATE DATABASE "{name}"')
+    url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{name}"
+    env = {**subprocess_env, "DATABASE_URL": url}
+    run(env, "migrate", "-v", "0")
+    with psycopg.connect(f"{admin[: admin.rindex('=')]}={name}", autocommit=True) as own:
+        yield env, own
+    with psycopg.connect(admin, autocommit=True) as server:
+        server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.slow
+def test_the_command_converts_a_table_with_rows_online_and_its_pending_rows_are_delivered(
+    own_database,
+):
+    from tests.scheduling.test_embedded import run
+
+    env, own = own_database
+    own.execute(ONLINE_ROWS)
+    ids = [pk for (pk,) in own.execute("SELECT id FROM scheduled_ping ORDER BY id").fetchall()]
+    due = own.execute("SELECT count(*) FROM scheduled_ping WHERE status = 'pending'").fetchone()
+
+    output = run(env, "scheduling_partitions", "convert", "testapp.ScheduledPing")
+    swept = run(env, "sweep", "testapp.ScheduledPing")
+
+    assert "CONCURRENTLY" not in output  # the steps print as named in the docs
+    assert "build unique index (id, due_at):" in output
+    assert "switch (one transaction):" in output
+    assert "testapp.ScheduledPing: partitioned; 6000 rows kept" in output
+    kind = own.execute("SELECT relkind FROM pg_class WHERE relname = 'scheduled_ping'").fetchone()
+    assert kind == ("p",)
+    after = [pk for (pk,) in own.execute("SELECT id FROM scheduled_ping ORDER BY id").fetchall()]
+    assert after == ids
+    assert f"delivered={due[0]}" in swept
+    left = own.execute("SELECT count(*) FROM scheduled_ping WHERE status = 'pending'").fetchone()
+    assert left == (0,)
