@@ -12,6 +12,8 @@ row lock) retry their unit of work instead of failing.
 from __future__ import annotations
 
 import logging
+import random
+import time
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -21,7 +23,7 @@ from django.db import DatabaseError
 log = logging.getLogger("scheduling.sweep")
 
 T = TypeVar("T")
-RETRIES = 5
+RETRIES = 20
 SERIALIZATION_FAILURE = "40001"
 
 
@@ -34,7 +36,9 @@ def moved_row(exc: BaseException) -> bool:
 
 
 def retrying_moved_rows(run: Callable[[], T], what: str, retries: int = RETRIES) -> T:
-    """`run()` (one transaction, or a savepoint) again while it meets moved rows."""
+    """`run()` (one transaction, or a savepoint) again while it meets moved rows: at once,
+    then after a few random milliseconds, so that a mover busy on the same rows (a bulk
+    reschedule in slices) gets out of the way."""
     for attempt in range(retries):
         try:
             return run()
@@ -42,6 +46,7 @@ def retrying_moved_rows(run: Callable[[], T], what: str, retries: int = RETRIES)
             if not moved_row(exc) or attempt == retries - 1:
                 raise
             log.warning("%s met a row moved to another partition; again (%d)", what, attempt + 1)
+            time.sleep(random.uniform(0, 0.002 * attempt))
     raise AssertionError("unreachable")
 
 
