@@ -11,11 +11,12 @@ back. History entries of the dropped rows are left to purge.py's walk of orphane
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, OperationalError, transaction
 
 from scheduling.partitions.catalog import (
     Partition,
@@ -27,6 +28,7 @@ from scheduling.partitions.catalog import (
 )
 
 LOCK_TIMEOUT = "2s"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -51,7 +53,12 @@ def drop_done_partitions(
         rows = all_purgeable(connection, partition.name, condition, params)
         if rows is None:
             continue  # a row in it is not done: left to the row-wise purge
-        if detach(connection, table, partition, condition, params):
+        try:
+            gone = detach(connection, table, partition, condition, params)
+        except OperationalError as exc:  # the lock_timeout: a busy table; the next run
+            log.warning("partition %s not dropped this time: %s", partition.name, exc)
+            continue
+        if gone:
             dropped.partitions.append(partition.name)
             dropped.rows += rows
     return dropped
@@ -76,10 +83,15 @@ def detach(
     with transaction.atomic(using=connection.alias):
         execute(connection, f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         execute(connection, f"ALTER TABLE {parent} DETACH PARTITION {name}")
-    if all_purgeable(connection, partition.name, condition, params) is None:
-        # A row changed in between and is no longer done: the partition goes back as it was.
-        bounds = bound_clause(partition.lower, partition.upper)
-        execute(connection, f"ALTER TABLE {parent} ATTACH PARTITION {name} {bounds}")
-        return False
-    execute(connection, f"DROP TABLE {name}")
+    bounds = bound_clause(partition.lower, partition.upper)
+    reattach = f"ALTER TABLE {parent} ATTACH PARTITION {name} {bounds}"
+    try:
+        if all_purgeable(connection, partition.name, condition, params) is None:
+            # A row changed in between and is no longer done: the partition goes back as it was.
+            execute(connection, reattach)
+            return False
+        execute(connection, f"DROP TABLE {name}")
+    except DatabaseError:
+        execute(connection, reattach)  # never left detached, its rows out of the table's sight
+        raise
     return True
