@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.core.checks import CheckMessage, Warning
 from django.core.exceptions import ImproperlyConfigured
@@ -30,19 +31,18 @@ def unpartitioned_warnings(databases: Sequence[str] | None) -> list[CheckMessage
     return warnings
 
 
-def unpartitioned(model: type) -> bool:
-    conn = connection_for(model)
+def unpartitioned(model: Any) -> bool:
+    conn, table = connection_for(model), model._meta.db_table
     try:
         if conn.vendor != "postgresql":
             return False
-        exists = model._meta.db_table in conn.introspection.table_names()  # type: ignore[attr-defined]
-        return exists and not table_is_partitioned(conn, model._meta.db_table)  # type: ignore[attr-defined]
+        return table in conn.introspection.table_names() and not table_is_partitioned(conn, table)
     except DatabaseError:
         return False
 
 
-def warning(model: type) -> Warning:
-    label = model._meta.label  # type: ignore[attr-defined]
+def warning(model: Any) -> Warning:
+    label = model._meta.label
     return Warning(
         f"{label} is declared partitioned on due_at (partitioning or SCHEDULING_PARTITIONS), "
         "but its table is a plain one: it is not partitioned, nor its old rows dropped whole.",

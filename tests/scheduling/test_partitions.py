@@ -1,4 +1,4 @@
-"""Scheduled tables partitioned on due_at: conversion, maintenance, retention, the moved-row race."""
+"""Scheduled tables partitioned on due_at: conversion, maintenance, retention, moved rows."""
 
 import threading
 from datetime import timedelta
