@@ -18,6 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from scheduling.conf import a_rate, scheduling_settings, setting_errors
 from scheduling.locks import redis_client_for_locks
 from scheduling.models import ScheduledEvent
+from scheduling.partitions.checks import unpartitioned_warnings
 from scheduling.quiet_calendars import missing_calendar_warnings
 from scheduling.registry import scheduled_models
 from scheduling.targets import is_external_task
@@ -118,6 +119,33 @@ def check_quiet_calendars(
 ) -> list[CheckMessage]:
     """Models whose quiet_hours names a calendar that is not stored (reads the database)."""
     return missing_calendar_warnings(databases)
+
+
+@register(Tags.database)
+def check_partitioned_tables(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """Models declared partitioned whose table is not (reads the database)."""
+    return unpartitioned_warnings(databases)
+
+
+@register()
+def check_partition_labels(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """SCHEDULING_PARTITIONS naming no scheduled model."""
+    try:
+        configured = [label for label, _ in scheduling_settings().partitions]
+    except ImproperlyConfigured:  # reported by scheduling.E001
+        return []
+    known = {model._meta.label_lower: model._meta.label for model in scheduled_models()}
+    return [
+        Error(
+            f"SCHEDULING_PARTITIONS names {label!r}, which is not a scheduled model: expected "
+            f"app_label.ModelName, one of: {', '.join(sorted(known.values())) or 'none'}.",
+            id="scheduling.E008",
+        )
+        for label in configured
+        if label.lower() not in known
+    ]
 
 
 @register()

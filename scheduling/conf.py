@@ -22,6 +22,11 @@ RATE_LIMITS_FORM = (
     "'trainings.ScheduledTrainingNotification': '10/m'}"
 )
 MODEL_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*")
+INTERVAL = re.compile(r"([1-9][0-9]*)([dh])")
+PARTITIONS_FORM = (
+    'a dict of model label to partition interval "<N>d" or "<N>h", e.g. '
+    "{'recurring.ScheduledOccurrence': '1d'}"
+)
 TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 'reports.*']"
 
 Validator = Callable[[str, Any], Any]
@@ -97,6 +102,18 @@ def rate_limit_of(label: str, own: str | None) -> str | None:
     return None if own is None else a_rate(f"{label}.rate_limit", own)
 
 
+def partition_intervals(name: str, value: object) -> tuple[tuple[str, str], ...]:
+    """Model label -> the width of its due_at partitions, "<N>d" or "<N>h"."""
+    if not isinstance(value, dict):
+        raise refused(name, value, PARTITIONS_FORM)
+    for label, interval in value.items():
+        if not (isinstance(label, str) and MODEL_LABEL.fullmatch(label)):
+            raise refused(name, value, f"{PARTITIONS_FORM}; {label!r} is not app_label.ModelName")
+        if not (isinstance(interval, str) and INTERVAL.fullmatch(interval.strip())):
+            raise refused(f"{name}[{label!r}]", interval, '"<N>d" or "<N>h", e.g. "1d" or "6h"')
+    return tuple((label, interval.strip()) for label, interval in value.items())
+
+
 def task_patterns(name: str, value: object) -> tuple[str, ...]:
     if isinstance(value, list | tuple) and all(isinstance(i, str) and i.strip() for i in value):
         return tuple(item.strip() for item in value)
@@ -146,6 +163,9 @@ class SchedulingSettings:
     # Model label -> "N/s" or "N/m" (or None: unlimited): how fast the sweep publishes its rows,
     # across every sweeper; over each model's own `rate_limit`. Read at every sweep.
     rate_limits: tuple[tuple[str, str | None], ...] = setting((), rate_limits)
+    # Model label -> "<N>d" or "<N>h": its scheduled table is range-partitioned on due_at by
+    # that interval (scheduling.partitions), over the model's own `partitioning`.
+    partitions: tuple[tuple[str, str], ...] = setting((), partition_intervals)
     # Occurrences one fire_all catch-up may publish, and fire times a schedule may have in an
     # hour of its zone's clock: refused when saved, the catch-up cut at fire time.
     max_catchup_fires: int = setting(10_000, a_count)

@@ -40,6 +40,7 @@ from scheduling.actors import actor, process_actor
 from scheduling.history import record
 from scheduling.history.models import Kind
 from scheduling.models import ScheduledEvent, Status
+from scheduling.partitions import partitioning_of, retrying_moved_rows
 from scheduling.querysets import awaiting_handling_q, in_flight_q
 from scheduling.registry import get_scheduled_model
 from scheduling.signals import send_after_commit
@@ -281,10 +282,24 @@ def record_failure_during_effect(handling: Handling, exc: Exception) -> None:
 def _locked_if_unhandled(
     model: type[ScheduledEvent], event: Mapping[str, Any]
 ) -> ScheduledEvent | None:
-    row = model.objects.select_for_update(of=("self",)).filter(pk=event["pk"]).first()
+    row = locked_row(model, event["pk"])
     if row is None or not row.can_be_handled(event["version"]):
         return None
     return row
+
+
+def locked_row(model: type[ScheduledEvent], pk: Any) -> ScheduledEvent | None:
+    rows = model.objects.select_for_update(of=("self",)).filter(pk=pk)
+    if partitioning_of(model) is None:
+        return rows.first()
+
+    # A retry() or another delivery's backoff may move the row to another partition while we
+    # wait for its lock; a savepoint lets the lock be taken again where the row now is.
+    def lock() -> ScheduledEvent | None:
+        with transaction.atomic():
+            return rows.first()
+
+    return retrying_moved_rows(lock, f"handling of {model._meta.label}")
 
 
 def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseException) -> None:

@@ -22,6 +22,7 @@ from scheduling.calendars.models import Calendar
 from scheduling.conf import rate_limit_of
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
+from scheduling.partitions.spec import DuePartitions
 from scheduling.policy import own_or_setting, validate_policy
 from scheduling.querysets import LateRetryError, ScheduledEventQuerySet
 from scheduling.quiet import QuietHours, validate_quiet_hours
@@ -101,6 +102,9 @@ class ScheduledEvent(models.Model):
     - rate_limit: publish at most this many events per second or minute ("500/s", "10/m"),
       across every sweeper of every host (default None: unlimited); SCHEDULING_RATE_LIMITS
       overrides it. The framework reads it through get_rate_limit().
+    - partitioning: DuePartitions(interval=timedelta(days=1), premake=14) range-partitions the
+      table on due_at (PostgreSQL; its migration runs PartitionByDueTime); SCHEDULING_PARTITIONS
+      overrides it. Default None: one plain table (docs/partitioning.md).
     """
 
     Status = Status
@@ -141,6 +145,7 @@ class ScheduledEvent(models.Model):
     quiet_fold_by: ClassVar[tuple[str, ...]] = ()
     quiet_related: ClassVar[tuple[str, ...]] = ()
     rate_limit: ClassVar[str | None] = None
+    partitioning: ClassVar[DuePartitions | None] = None
     # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
     # e.g. "purchase__customer__email"), unless the model's admin lists its own.
     search_fields: ClassVar[tuple[str, ...]] = ()

@@ -47,6 +47,7 @@ from scheduling.conf import scheduling_settings
 from scheduling.extensions import extensions
 from scheduling.history.models import EventHistory
 from scheduling.models import ScheduledEvent, Status
+from scheduling.partitions import drop_purgeable
 from scheduling.registry import scheduled_models
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class PurgeResult:
     batches: int = 0
     resume_after: Any = None  # the last pk examined when the time ran out; None: walked it all
     entries: int = 0  # history entries deleted: the deleted rows', and orphans'
+    partitions: int = 0  # whole partitions dropped (their rows are counted in `deleted`)
 
 
 class Batch(NamedTuple):
@@ -271,8 +273,9 @@ def purge_model(
     """Walk the model's table from `after` (None: its first row) to its end, or until the
     monotonic `deadline`."""
     limits, span = cutoffs(now), scheduling_settings().batch_size
+    dropped = drop_purgeable(model, limits)  # partitions of done rows go whole, first
     return walk(
-        PurgeResult(model=model._meta.label),
+        PurgeResult(model._meta.label, dropped.rows, partitions=len(dropped.partitions)),
         lambda after: purge_batch(model, after=after, span=span, limits=limits),
         after=after,
         deadline=deadline,

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 
 from scheduling import queries
 from scheduling.conf import SchedulingSettings
 from scheduling.models import ScheduledEvent
+from scheduling.partitions import retrying_moved_rows
 from scheduling.signals import send_after_commit_for
 
 log = logging.getLogger("scheduling.sweep")  # its lines belong to the sweep's log
@@ -35,14 +37,25 @@ def requeue_unhandled(
     # when something is stale.
     if not queries.any_unhandled(unhandled):
         return 0, 0
+    # Its requeue moves rows (due_at = now): another sweeper's, met by this one's lock, may be
+    # in another partition by then; the transaction runs again (partitions.moved).
+    requeued, failed = retrying_moved_rows(
+        lambda: requeue_in_transaction(model, conf, unhandled), f"requeue of {model._meta.label}"
+    )
+    if requeued or failed:
+        log_requeued(model, len(requeued), len(failed))
+    return len(requeued), len(failed)
+
+
+def requeue_in_transaction(
+    model: type[ScheduledEvent], conf: SchedulingSettings, unhandled: queries.Unhandled
+) -> tuple[list[Any], list[Any]]:
     with transaction.atomic():
         queries.configure_sweep_transaction(conf)  # a sweeper frozen here lets its rows go, too
         requeued, failed = queries.requeue_unhandled(unhandled)
         send_after_commit_for(model, requeued, unhandled.note, will_retry=True)
         send_after_commit_for(model, failed, unhandled.note, will_retry=False)
-    if requeued or failed:
-        log_requeued(model, len(requeued), len(failed))
-    return len(requeued), len(failed)
+    return requeued, failed
 
 
 def unhandled_rows(

@@ -38,6 +38,7 @@ from scheduling.history import record
 from scheduling.hold import acquire, deliver, holding_until
 from scheduling.locks import SweepLock, sweep_lock
 from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
+from scheduling.partitions import retried_on_moved_rows
 from scheduling.publishing import PreparedMessage, Publisher, PublishError, shared_publisher
 from scheduling.queries import configure_sweep_transaction, mark_delivered
 from scheduling.ratelimit import budget_for
@@ -179,9 +180,9 @@ def drain_for(
 ) -> Drain:
     # Rows this sweep could not publish wait for the next tick: no retry within milliseconds.
     set_aside: set[int] = set()
-    batch = partial(
-        sweep_batch, model, now=now, publisher=publisher, conf=conf, set_aside=set_aside
-    )
+    one = partial(sweep_batch, model, now=now, publisher=publisher, conf=conf, set_aside=set_aside)
+    # A claim that met a row a reschedule moved to another partition runs again (moved.py).
+    batch = retried_on_moved_rows(one, f"sweep of {model._meta.label}")
     return Drain(
         model=model,
         now=now,

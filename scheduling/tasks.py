@@ -7,8 +7,9 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError, connections
 
 from scheduling.conf import scheduling_settings
+from scheduling.partitions import maintain_all
 from scheduling.purge import PURGE_TIME_BUDGET, purge_all
-from scheduling.registry import get_scheduled_model
+from scheduling.registry import get_scheduled_model, scheduled_models
 from scheduling.sweep import sweep
 
 log = logging.getLogger(__name__)
@@ -72,4 +73,5 @@ def sweep_task(label: str, slot: int = 0) -> dict[str, Any]:
 
 @shared_task(name="scheduling.purge", ignore_result=True)
 def purge_task(time_budget: float = PURGE_TIME_BUDGET) -> list[dict[str, Any]]:
+    maintain_all(scheduled_models())  # partitioned models' partitions premade ahead
     return [asdict(result) for result in purge_all(time_budget=time_budget)]

@@ -88,6 +88,23 @@ def clean_redis(request: pytest.FixtureRequest) -> None:
         redis.Redis.from_url(url).flushdb()
 
 
+@pytest.fixture(params=["plain", "partitioned"])
+def ping_model(request: pytest.FixtureRequest) -> type[Any]:
+    """The test domain's scheduled model, as a plain table and range-partitioned on due_at: the
+    framework's tests run over both."""
+    from tests.testapp.models import ScheduledPing, ScheduledPingPartitioned
+
+    return {"plain": ScheduledPing, "partitioned": ScheduledPingPartitioned}[request.param]
+
+
+@pytest.fixture
+def ping_factory(ping_model: type[Any]) -> Any:
+    """The factory of `ping_model`'s rows."""
+    from tests.factories import factory_for
+
+    return factory_for(ping_model)
+
+
 @pytest.fixture
 def broker() -> redis.Redis:
     return redis.Redis.from_url(settings.CELERY_BROKER_URL)

@@ -40,8 +40,11 @@ def scale() -> int:
     return int(os.environ.get("FAULTS_SCALE", "20000"))
 
 
-def event_id(pk: int, version: int = 1) -> str:
-    return f"testapp.scheduledping:{pk}:v{version}"
+TABLE = "scheduled_ping"  # LABEL's table; a test over another model passes its own
+
+
+def event_id(pk: int, version: int = 1, label: str = LABEL) -> str:
+    return f"{label.lower()}:{pk}:v{version}"
 
 
 @pytest.fixture
@@ -72,7 +75,7 @@ WITH pings AS (
     SELECT %(name)s, 'faults' FROM generate_series(1, %(count)s)
     RETURNING id
 )
-INSERT INTO scheduled_ping
+INSERT INTO {table}
     (ping_id, due_at, status, version, attempts, cancel_reason, last_error, created_at, updated_at)
 SELECT id, {due}, 'pending', 1, 0, '', '', now(), now() FROM pings
 RETURNING id
@@ -80,10 +83,15 @@ RETURNING id
 
 
 def insert_pings(
-    cursor: Any, count: int, *, due: str = "now() - interval '5 minutes'", name: str = "fault"
+    cursor: Any,
+    count: int,
+    *,
+    due: str = "now() - interval '5 minutes'",
+    name: str = "fault",
+    table: str = TABLE,
 ) -> list[int]:
     """Inserts `count` pending rows in one statement; `due` is SQL (the database's clock)."""
-    cursor.execute(INSERT_PINGS.format(due=due), {"name": name, "count": count})
+    cursor.execute(INSERT_PINGS.format(due=due, table=table), {"name": name, "count": count})
     return sorted(row[0] for row in cursor.fetchall())
 
 
@@ -93,13 +101,13 @@ def spread_due(seconds: float, count: int) -> str:
     return f"statement_timestamp() + (row_number() OVER () * interval '{step} seconds')"
 
 
-def fallen_due(cursor: Any) -> set[str]:
-    cursor.execute("SELECT id, version FROM scheduled_ping WHERE due_at <= statement_timestamp()")
-    return {event_id(pk, version) for pk, version in cursor.fetchall()}
+def fallen_due(cursor: Any, table: str = TABLE, label: str = LABEL) -> set[str]:
+    cursor.execute(f"SELECT id, version FROM {table} WHERE due_at <= statement_timestamp()")
+    return {event_id(pk, version, label) for pk, version in cursor.fetchall()}
 
 
-def statuses(cursor: Any) -> dict[str, int]:
-    cursor.execute("SELECT status, count(*) FROM scheduled_ping GROUP BY status")
+def statuses(cursor: Any, table: str = TABLE) -> dict[str, int]:
+    cursor.execute(f"SELECT status, count(*) FROM {table} GROUP BY status")
     return dict(cursor.fetchall())
 
 
@@ -122,8 +130,10 @@ def backend_in_transaction(cursor: Any, application_name: str) -> int | None:
 # --- processes --------------------------------------------------------------------------------
 
 
-def sweeper(env: dict[str, str], *args: str, prefix: tuple[str, ...] = ()) -> subprocess.Popen[str]:
-    command = [*prefix, sys.executable, str(ROOT / "manage.py"), "sweep", LABEL, *args]
+def sweeper(
+    env: dict[str, str], *args: str, prefix: tuple[str, ...] = (), label: str = LABEL
+) -> subprocess.Popen[str]:
+    command = [*prefix, sys.executable, str(ROOT / "manage.py"), "sweep", label, *args]
     return subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

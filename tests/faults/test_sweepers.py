@@ -55,17 +55,18 @@ def test_four_sweepers_without_the_lock_publish_every_due_row_exactly_once(
 
 
 def test_a_sweeper_killed_mid_batch_again_and_again_loses_nothing(
-    subprocess_env, broker, fault_report
+    ping_model, subprocess_env, broker, fault_report
 ):
     batch = 500
+    table, label = ping_model._meta.db_table, ping_model._meta.label
     with connection.cursor() as cursor:
-        insert_pings(cursor, scale())
+        insert_pings(cursor, scale(), table=table)
     env = {**subprocess_env, "SCHEDULING_BATCH_SIZE": str(batch), "PGAPPNAME": "fault-killed"}
 
     kills = 0
     # A killed sweeper keeps its lock until the TTL ends; each replacement takes another slot.
     for slot in range(1, 6):
-        process = sweeper(env, "--slot", str(slot))
+        process = sweeper(env, "--slot", str(slot), label=label)
         if not _caught_mid_transaction(process, "fault-killed"):
             process.wait(timeout=120)
             break
@@ -75,13 +76,13 @@ def test_a_sweeper_killed_mid_batch_again_and_again_loses_nothing(
         process.wait()
         kills += 1
 
-    final = sweeper(env, "--slot", "0")
+    final = sweeper(env, "--slot", "0", label=label)
     output = final.communicate(timeout=300)[0]
     assert final.returncode == 0, output
 
     with connection.cursor() as cursor:
-        verdict = check(fallen_due(cursor), published_ids(broker))
-        assert statuses(cursor) == {"delivered": scale()}
+        verdict = check(fallen_due(cursor, table, label), published_ids(broker))
+        assert statuses(cursor, table) == {"delivered": scale()}
     fault_report(verdict, kills=kills, batch_size=batch)
     assert kills >= 3
     assert verdict.complete, verdict.summary()

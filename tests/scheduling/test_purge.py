@@ -85,44 +85,45 @@ DONE_SINCE = [
 
 
 @pytest.mark.parametrize(("status", "since", "days"), DONE_SINCE)
-def test_a_done_row_is_deleted_once_older_than_its_retention(status, since, days):
+def test_a_done_row_is_deleted_once_older_than_its_retention(ping_model, status, since, days):
     cutoff = NOW - days * DAY
-    older = make(status=status, **{since: cutoff - SECOND})
-    at_cutoff = make(status=status, **{since: cutoff})
-    newer = make(status=status, **{since: cutoff + SECOND})
+    older = make(ping_model, status=status, **{since: cutoff - SECOND})
+    at_cutoff = make(ping_model, status=status, **{since: cutoff})
+    newer = make(ping_model, status=status, **{since: cutoff + SECOND})
 
-    result = purge_model(ScheduledPing, now=NOW)
+    result = purge_model(ping_model, now=NOW)
 
     assert result.deleted == 1
-    assert older.pk not in remaining()
-    assert {at_cutoff.pk, newer.pk} <= remaining()
+    assert older.pk not in remaining(ping_model)
+    assert {at_cutoff.pk, newer.pk} <= remaining(ping_model)
 
 
 @override_settings(SCHEDULING_KEEP_DONE_DAYS=2, SCHEDULING_KEEP_FAILED_DAYS=3)
 @pytest.mark.parametrize(("status", "since", "days"), DONE_SINCE)
-def test_the_retention_follows_the_settings(status, since, days):
+def test_the_retention_follows_the_settings(ping_model, status, since, days):
     days = {7: 2, 30: 3}[days]
-    older = make(status=status, **{since: NOW - days * DAY - SECOND})
-    newer = make(status=status, **{since: NOW - days * DAY + SECOND})
+    older = make(ping_model, status=status, **{since: NOW - days * DAY - SECOND})
+    newer = make(ping_model, status=status, **{since: NOW - days * DAY + SECOND})
 
-    purge_model(ScheduledPing, now=NOW)
+    purge_model(ping_model, now=NOW)
 
-    assert remaining() == {newer.pk}
-    assert older.pk not in remaining()
-
-
-def test_failed_and_expired_rows_outlive_the_done_retention():
-    failed = make(status=Status.FAILED, updated_at=NOW - 29 * DAY)
-    expired = make(status=Status.EXPIRED, updated_at=NOW - 29 * DAY)
-
-    purge_model(ScheduledPing, now=NOW)
-
-    assert remaining() == {failed.pk, expired.pk}
+    assert remaining(ping_model) == {newer.pk}
+    assert older.pk not in remaining(ping_model)
 
 
-def test_pending_rows_are_never_deleted_however_old():
+def test_failed_and_expired_rows_outlive_the_done_retention(ping_model):
+    failed = make(ping_model, status=Status.FAILED, updated_at=NOW - 29 * DAY)
+    expired = make(ping_model, status=Status.EXPIRED, updated_at=NOW - 29 * DAY)
+
+    purge_model(ping_model, now=NOW)
+
+    assert remaining(ping_model) == {failed.pk, expired.pk}
+
+
+def test_pending_rows_are_never_deleted_however_old(ping_model):
     ancient = NOW - 3650 * DAY
     pending = make(
+        ping_model,
         status=Status.PENDING,
         due_at=ancient,
         created_at=ancient,
@@ -132,16 +133,16 @@ def test_pending_rows_are_never_deleted_however_old():
         cancelled_at=ancient,
     )
 
-    assert purge_model(ScheduledPing, now=NOW).deleted == 0
-    assert remaining() == {pending.pk}
+    assert purge_model(ping_model, now=NOW).deleted == 0
+    assert remaining(ping_model) == {pending.pk}
 
 
-def test_a_delivered_row_awaiting_its_handler_is_never_deleted():
+def test_a_delivered_row_awaiting_its_handler_is_never_deleted(ping_model):
     ancient = NOW - 3650 * DAY
-    awaiting = make(status=Status.DELIVERED, delivered_at=ancient, updated_at=ancient)
+    awaiting = make(ping_model, status=Status.DELIVERED, delivered_at=ancient, updated_at=ancient)
 
-    assert purge_model(ScheduledPing, now=NOW).deleted == 0
-    assert remaining() == {awaiting.pk}
+    assert purge_model(ping_model, now=NOW).deleted == 0
+    assert remaining(ping_model) == {awaiting.pk}
 
 
 def test_a_model_without_a_handler_is_done_once_delivered():
@@ -153,17 +154,17 @@ def test_a_model_without_a_handler_is_done_once_delivered():
     assert older.pk not in remaining(ScheduledNotice)
 
 
-def test_a_cancelled_row_without_cancelled_at_counts_from_its_last_update():
-    old = make(status=Status.CANCELLED, updated_at=NOW - 8 * DAY)
-    recent = make(status=Status.CANCELLED, updated_at=NOW - 6 * DAY)
+def test_a_cancelled_row_without_cancelled_at_counts_from_its_last_update(ping_model):
+    old = make(ping_model, status=Status.CANCELLED, updated_at=NOW - 8 * DAY)
+    recent = make(ping_model, status=Status.CANCELLED, updated_at=NOW - 6 * DAY)
 
-    purge_model(ScheduledPing, now=NOW)
+    purge_model(ping_model, now=NOW)
 
-    assert remaining() == {recent.pk}
-    assert old.pk not in remaining()
+    assert remaining(ping_model) == {recent.pk}
+    assert old.pk not in remaining(ping_model)
 
 
-def mixed_rows(count: int, now: datetime = NOW) -> set[int]:
+def mixed_rows(model: type[Any], count: int, now: datetime = NOW) -> set[int]:
     """`count` rows cycling through kept and purgeable states; returns the pks to be kept."""
     states: list[tuple[str, dict[str, Any], bool]] = [
         (Status.PENDING, {}, True),
@@ -176,101 +177,101 @@ def mixed_rows(count: int, now: datetime = NOW) -> set[int]:
     kept = set()
     for n in range(count):
         status, times, keep = states[n % len(states)]
-        row = make(status=status, **{"updated_at": now, **times})
+        row = make(model, status=status, **{"updated_at": now, **times})
         if keep:
             kept.add(row.pk)
     return kept
 
 
-def test_small_batches_walk_the_whole_table_to_the_same_result():
-    kept = mixed_rows(20)
+def test_small_batches_walk_the_whole_table_to_the_same_result(ping_model):
+    kept = mixed_rows(ping_model, 20)
 
     with override_settings(SCHEDULING_BATCH_SIZE=3):
-        result = purge_model(ScheduledPing, now=NOW)
+        result = purge_model(ping_model, now=NOW)
 
-    assert remaining() == kept
+    assert remaining(ping_model) == kept
     assert (result.deleted, result.examined, result.batches) == (10, 20, 7)
 
 
-def test_a_purge_out_of_time_stops_between_batches_and_resumes_there():
-    kept = mixed_rows(12)
+def test_a_purge_out_of_time_stops_between_batches_and_resumes_there(ping_model):
+    kept = mixed_rows(ping_model, 12)
 
     with override_settings(SCHEDULING_BATCH_SIZE=5):
-        first = purge_model(ScheduledPing, now=NOW, deadline=0)
+        first = purge_model(ping_model, now=NOW, deadline=0)
         assert first.batches == 1
         assert first.resume_after is not None
-        rest = purge_model(ScheduledPing, now=NOW, after=first.resume_after)
+        rest = purge_model(ping_model, now=NOW, after=first.resume_after)
 
     assert rest.resume_after is None
     assert first.deleted + rest.deleted == 6
-    assert remaining() == kept
+    assert remaining(ping_model) == kept
 
 
-def test_the_hourly_task_purges_every_scheduled_model(now):
-    ping = make(status=Status.DELIVERED, handled_at=now - 8 * DAY)
+def test_the_hourly_task_purges_every_scheduled_model(ping_model, now):
+    ping = make(ping_model, status=Status.DELIVERED, handled_at=now - 8 * DAY)
     notice = make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
 
     results = purge_task()
 
     assert {result["model"] for result in results} >= {
-        "testapp.ScheduledPing",
+        ping_model._meta.label,
         "testapp.ScheduledNotice",
         "purchases.ScheduledPurchase",
         "scheduling_recurring.ScheduledOccurrence",
         "scheduling_jobs.ScheduledJobRun",
         "scheduling_jobs.Job",
     }
-    assert ping.pk not in remaining()
+    assert ping.pk not in remaining(ping_model)
     assert notice.pk not in remaining(ScheduledNotice)
 
 
-def test_the_next_run_resumes_where_a_run_out_of_time_stopped(now):
-    first = make(status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
-    second = make(status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
-    remember(ScheduledPing, first.pk)  # as a run out of time leaves it
+def test_the_next_run_resumes_where_a_run_out_of_time_stopped(ping_model, now):
+    first = make(ping_model, status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
+    second = make(ping_model, status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
+    remember(ping_model, first.pk)  # as a run out of time leaves it
 
     purge_all()
-    assert remaining() == {first.pk}
-    assert resume_point(ScheduledPing) is None  # walked to the end: the next run starts over
+    assert remaining(ping_model) == {first.pk}
+    assert resume_point(ping_model) is None  # walked to the end: the next run starts over
     purge_all()
 
-    assert remaining() == set()
-    assert second.pk not in remaining()
+    assert remaining(ping_model) == set()
+    assert second.pk not in remaining(ping_model)
 
 
-def test_dry_run_prints_the_counts_per_model_and_deletes_nothing(now):
-    mixed_rows(12, now)
+def test_dry_run_prints_the_counts_per_model_and_deletes_nothing(ping_model, now):
+    mixed_rows(ping_model, 12, now)
     make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
-    before = remaining()
+    before = remaining(ping_model)
 
     output = run("--dry-run")
 
-    assert "testapp.ScheduledPing: would delete 6\n" in output
+    assert f"{ping_model._meta.label}: would delete 6\n" in output
     assert "testapp.ScheduledNotice: would delete 1\n" in output
     assert "scheduling_jobs.ScheduledJobRun: would delete 0\n" in output
-    assert remaining() == before
+    assert remaining(ping_model) == before
     assert len(remaining(ScheduledNotice)) == 1
 
 
-def test_the_command_deletes_and_reports_per_model(now):
-    kept = mixed_rows(12, now)
+def test_the_command_deletes_and_reports_per_model(ping_model, now):
+    kept = mixed_rows(ping_model, 12, now)
     make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
 
     output = run()
 
-    assert "testapp.ScheduledPing: deleted 6 of 12 rows (1 batches)\n" in output
+    assert f"{ping_model._meta.label}: deleted 6 of 12 rows (1 batches)\n" in output
     assert "testapp.ScheduledNotice: deleted 1 of 1 rows (1 batches)\n" in output
-    assert remaining() == kept
+    assert remaining(ping_model) == kept
 
 
-def test_the_model_option_limits_the_purge_to_that_model(now):
-    make(status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
+def test_the_model_option_limits_the_purge_to_that_model(ping_model, now):
+    make(ping_model, status=Status.CANCELLED, cancelled_at=now - 8 * DAY)
     notice = make(ScheduledNotice, status=Status.DELIVERED, delivered_at=now - 8 * DAY)
 
-    output = run("--model", "testapp.scheduledping")
+    output = run("--model", ping_model._meta.label_lower)
 
-    assert output == "testapp.ScheduledPing: deleted 1 of 1 rows (1 batches)\n"
-    assert remaining() == set()
+    assert output == f"{ping_model._meta.label}: deleted 1 of 1 rows (1 batches)\n"
+    assert remaining(ping_model) == set()
     assert remaining(ScheduledNotice) == {notice.pk}
 
 
@@ -302,24 +303,24 @@ def test_beat_runs_the_purge_hourly_on_the_scheduling_queue(tmp_path):
     assert purge.options["queue"] == "scheduling"
 
 
-def test_deletion_signals_are_sent_when_someone_listens() -> None:
-    done = [make(status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY) for _ in range(3)]
-    kept = make(status=Status.CANCELLED, cancelled_at=NOW - 6 * DAY)
+def test_deletion_signals_are_sent_when_someone_listens(ping_model) -> None:
+    done = [make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY) for _ in range(3)]
+    kept = make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 6 * DAY)
     deleted: list[int] = []
 
     def note(sender: type, instance: ScheduledEvent, **kwargs: Any) -> None:
         deleted.append(instance.pk)
 
-    post_delete.connect(note, sender=ScheduledPing)
+    post_delete.connect(note, sender=ping_model)
     try:
         with override_settings(SCHEDULING_BATCH_SIZE=2):
-            result = purge_model(ScheduledPing, now=NOW)
+            result = purge_model(ping_model, now=NOW)
     finally:
-        post_delete.disconnect(note, sender=ScheduledPing)
+        post_delete.disconnect(note, sender=ping_model)
 
     assert result.deleted == 3
     assert sorted(deleted) == sorted(row.pk for row in done)
-    assert remaining() == {kept.pk}
+    assert remaining(ping_model) == {kept.pk}
 
 
 # --- history -------------------------------------------------------------------------------
@@ -346,64 +347,64 @@ def entries_of(*rows: ScheduledEvent) -> dict[int, int]:
 
 
 @contextmanager
-def listening_for_deletes() -> Iterator[None]:
+def listening_for_deletes(model: type[Any]) -> Iterator[None]:
     """The ORM's delete: someone listens for the rows' deletion."""
 
     def note(sender: type, instance: ScheduledEvent, **kwargs: Any) -> None:
         pass
 
-    post_delete.connect(note, sender=ScheduledPing)
+    post_delete.connect(note, sender=model)
     try:
         yield
     finally:
-        post_delete.disconnect(note, sender=ScheduledPing)
+        post_delete.disconnect(note, sender=model)
 
 
 @pytest.mark.parametrize("deleted_by", ["one statement", "the ORM"])
-def test_a_purged_rows_entries_go_with_it_and_a_kept_rows_stay(deleted_by):
+def test_a_purged_rows_entries_go_with_it_and_a_kept_rows_stay(ping_model, deleted_by):
     purged = [
-        with_entries(make(status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY)),
-        with_entries(make(status=Status.FAILED, updated_at=NOW - 31 * DAY), 3),
+        with_entries(make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY)),
+        with_entries(make(ping_model, status=Status.FAILED, updated_at=NOW - 31 * DAY), 3),
     ]
-    pending = with_entries(make(status=Status.PENDING, due_at=NOW - 3650 * DAY))
-    recent = with_entries(make(status=Status.CANCELLED, cancelled_at=NOW - 6 * DAY), 1)
-    with listening_for_deletes() if deleted_by == "the ORM" else nullcontext():
-        result = purge_model(ScheduledPing, now=NOW)
+    pending = with_entries(make(ping_model, status=Status.PENDING, due_at=NOW - 3650 * DAY))
+    recent = with_entries(make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 6 * DAY), 1)
+    with listening_for_deletes(ping_model) if deleted_by == "the ORM" else nullcontext():
+        result = purge_model(ping_model, now=NOW)
 
     assert (result.deleted, result.entries) == (2, 5)
-    assert remaining() == {pending.pk, recent.pk}
+    assert remaining(ping_model) == {pending.pk, recent.pk}
     assert entries_of(*purged, pending, recent) == {pending.pk: 2, recent.pk: 1}
 
 
-def test_entries_of_another_model_with_the_same_pk_stay():
-    ping = with_entries(make(status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY))
+def test_entries_of_another_model_with_the_same_pk_stay(ping_model):
+    ping = with_entries(make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 8 * DAY))
     same_pk = EventHistory.objects.create(
         model="testapp.schedulednotice", row_id=ping.pk, kind=Kind.CANCELLED
     )
 
-    assert purge_model(ScheduledPing, now=NOW).entries == 2
+    assert purge_model(ping_model, now=NOW).entries == 2
     assert list(EventHistory.objects.values_list("pk", flat=True)) == [same_pk.pk]
 
 
-def test_the_entries_of_a_row_deleted_by_its_entitys_cascade_go_at_the_next_purge(now):
-    orphaned = with_entries(make(status=Status.PENDING), 3)
-    kept = with_entries(make(status=Status.PENDING))
+def test_the_entries_of_a_row_deleted_by_its_entitys_cascade_go_at_the_next_purge(ping_model, now):
+    orphaned = with_entries(make(ping_model, status=Status.PENDING), 3)
+    kept = with_entries(make(ping_model, status=Status.PENDING))
     orphaned.ping.delete()  # the domain entity goes, its scheduled row by CASCADE
     assert entries_of(orphaned) == {orphaned.pk: 3}
 
     results = {result.model: result for result in purge_all()}
 
-    assert results[LABEL].entries == 3
+    assert results[ping_model._meta.label].entries == 3
     assert entries_of(orphaned, kept) == {kept.pk: 2}
 
 
-def test_the_walk_of_orphaned_entries_goes_in_batches_and_resumes():
-    rows = [with_entries(make(status=Status.PENDING), 2) for _ in range(4)]
-    ScheduledPing.objects.filter(pk__in=[rows[0].pk, rows[2].pk, rows[3].pk]).delete()
+def test_the_walk_of_orphaned_entries_goes_in_batches_and_resumes(ping_model):
+    rows = [with_entries(make(ping_model, status=Status.PENDING), 2) for _ in range(4)]
+    ping_model.objects.filter(pk__in=[rows[0].pk, rows[2].pk, rows[3].pk]).delete()
 
     with override_settings(SCHEDULING_BATCH_SIZE=3):
-        first = purge_orphans(ScheduledPing, deadline=0)
-        rest = purge_orphans(ScheduledPing, after=first.resume_after)
+        first = purge_orphans(ping_model, deadline=0)
+        rest = purge_orphans(ping_model, after=first.resume_after)
 
     assert (first.batches, first.entries, first.examined) == (1, 2, 3)
     assert rest.resume_after is None
@@ -411,14 +412,16 @@ def test_the_walk_of_orphaned_entries_goes_in_batches_and_resumes():
     assert entries_of(*rows) == {rows[1].pk: 2}
 
 
-def test_the_command_reports_the_history_entries_it_deleted():
-    with_entries(make(status=Status.CANCELLED, cancelled_at=database_now() - 8 * DAY))
-    orphaned = with_entries(make(status=Status.PENDING), 1)
+def test_the_command_reports_the_history_entries_it_deleted(ping_model):
+    with_entries(make(ping_model, status=Status.CANCELLED, cancelled_at=database_now() - 8 * DAY))
+    orphaned = with_entries(make(ping_model, status=Status.PENDING), 1)
     orphaned.ping.delete()
 
-    output = run("--model", LABEL)
+    output = run("--model", ping_model._meta.label)
 
-    assert output == f"{LABEL}: deleted 1 of 1 rows (1 batches), 3 history entries\n"
+    assert (
+        output == f"{ping_model._meta.label}: deleted 1 of 1 rows (1 batches), 3 history entries\n"
+    )
     assert not EventHistory.objects.exists()
 
 
@@ -599,15 +602,17 @@ def in_a_thread(purge: Callable[[], int]) -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_row_another_transaction_holds_is_skipped_without_waiting() -> None:
-    held = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
-    free = make(status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
+def test_a_row_another_transaction_holds_is_skipped_without_waiting(ping_model) -> None:
+    held = make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
+    free = make(ping_model, status=Status.CANCELLED, cancelled_at=NOW - 30 * DAY)
     with other_connection() as other:
-        other.execute("SELECT 1 FROM scheduled_ping WHERE id = %s FOR UPDATE", [held.pk])
-        assert in_a_thread(lambda: purge_model(ScheduledPing, now=NOW).deleted) == 1
+        other.execute(
+            f"SELECT 1 FROM {ping_model._meta.db_table} WHERE id = %s FOR UPDATE", [held.pk]
+        )
+        assert in_a_thread(lambda: purge_model(ping_model, now=NOW).deleted) == 1
 
-    assert remaining() == {held.pk}
-    assert free.pk not in remaining()
+    assert remaining(ping_model) == {held.pk}
+    assert free.pk not in remaining(ping_model)
 
 
 # --- the embedded mode ----------------------------------------------------------------------

@@ -6,8 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from scheduling.models import ScheduledEvent
-from tests.factories import PingFactory, ScheduledPingFactory
-from tests.testapp.models import ScheduledPing
+from tests.factories import PingFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -15,8 +14,8 @@ Status = ScheduledEvent.Status
 FUTURE = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
 
 
-def one_of_each_status(**kwargs):
-    return {status: ScheduledPingFactory(status=status, **kwargs) for status in Status.values}
+def one_of_each_status(factory, **kwargs):
+    return {status: factory(status=status, **kwargs) for status in Status.values}
 
 
 def reload(row):
@@ -24,20 +23,22 @@ def reload(row):
     return row
 
 
-def test_it_finds_pending_and_due_rows():
-    past = ScheduledPingFactory(due_at=timezone.now() - timedelta(seconds=1))
-    future = ScheduledPingFactory(due_at=timezone.now() + timedelta(hours=1))
-    ScheduledPingFactory(status=Status.DELIVERED)
+def test_it_finds_pending_and_due_rows(ping_model, ping_factory):
+    past = ping_factory(due_at=timezone.now() - timedelta(seconds=1))
+    future = ping_factory(due_at=timezone.now() + timedelta(hours=1))
+    ping_factory(status=Status.DELIVERED)
 
-    assert set(ScheduledPing.objects.pending()) == {past, future}
-    assert list(ScheduledPing.objects.due()) == [past]
-    assert set(ScheduledPing.objects.due(now=FUTURE)) == {past, future}
+    assert set(ping_model.objects.pending()) == {past, future}
+    assert list(ping_model.objects.due()) == [past]
+    assert set(ping_model.objects.due(now=FUTURE)) == {past, future}
 
 
-def test_it_reschedules_only_pending_rows_and_bumps_their_version():
-    rows = one_of_each_status()
+def test_it_reschedules_only_pending_rows_and_bumps_their_version(ping_model, ping_factory):
+    rows = one_of_each_status(
+        ping_factory,
+    )
 
-    assert ScheduledPing.objects.reschedule(FUTURE) == 1
+    assert ping_model.objects.reschedule(FUTURE) == 1
 
     assert reload(rows["pending"]).due_at == FUTURE
     assert rows["pending"].version == 2
@@ -46,30 +47,32 @@ def test_it_reschedules_only_pending_rows_and_bumps_their_version():
         assert rows[status].due_at != FUTURE
 
 
-def test_it_does_not_count_or_bump_rows_already_at_the_new_time():
-    row = ScheduledPingFactory(due_at=FUTURE)
+def test_it_does_not_count_or_bump_rows_already_at_the_new_time(ping_model, ping_factory):
+    row = ping_factory(due_at=FUTURE)
 
-    assert ScheduledPing.objects.reschedule(FUTURE) == 0
+    assert ping_model.objects.reschedule(FUTURE) == 0
     assert reload(row).version == 1
 
 
-def test_it_shifts_pending_rows_by_a_delta():
-    row = ScheduledPingFactory(due_at=FUTURE)
-    delivered = ScheduledPingFactory(due_at=FUTURE, status=Status.DELIVERED)
+def test_it_shifts_pending_rows_by_a_delta(ping_model, ping_factory):
+    row = ping_factory(due_at=FUTURE)
+    delivered = ping_factory(due_at=FUTURE, status=Status.DELIVERED)
 
-    assert ScheduledPing.objects.shift(timedelta(days=7)) == 1
-    assert ScheduledPing.objects.shift(timedelta(hours=-2)) == 1
-    assert ScheduledPing.objects.shift(timedelta(0)) == 0
+    assert ping_model.objects.shift(timedelta(days=7)) == 1
+    assert ping_model.objects.shift(timedelta(hours=-2)) == 1
+    assert ping_model.objects.shift(timedelta(0)) == 0
 
     assert reload(row).due_at == FUTURE + timedelta(days=7, hours=-2)
     assert row.version == 3
     assert reload(delivered).due_at == FUTURE
 
 
-def test_it_cancels_only_pending_rows_with_a_reason():
-    rows = one_of_each_status()
+def test_it_cancels_only_pending_rows_with_a_reason(ping_model, ping_factory):
+    rows = one_of_each_status(
+        ping_factory,
+    )
 
-    assert ScheduledPing.objects.cancel("refunded") == 1
+    assert ping_model.objects.cancel("refunded") == 1
 
     cancelled = reload(rows["pending"])
     assert cancelled.status == Status.CANCELLED
@@ -79,12 +82,12 @@ def test_it_cancels_only_pending_rows_with_a_reason():
     assert reload(rows["delivered"]).status == Status.DELIVERED
 
 
-def test_deliver_now_pulls_future_pending_rows_to_the_database_clock():
-    future = ScheduledPingFactory(due_at=FUTURE)
-    already_due = ScheduledPingFactory()
-    delivered = ScheduledPingFactory(due_at=FUTURE, status=Status.DELIVERED)
+def test_deliver_now_pulls_future_pending_rows_to_the_database_clock(ping_model, ping_factory):
+    future = ping_factory(due_at=FUTURE)
+    already_due = ping_factory()
+    delivered = ping_factory(due_at=FUTURE, status=Status.DELIVERED)
 
-    assert ScheduledPing.objects.deliver_now() == 1
+    assert ping_model.objects.deliver_now() == 1
 
     assert reload(future).due_at <= timezone.now()
     assert future.version == 2
@@ -92,10 +95,10 @@ def test_deliver_now_pulls_future_pending_rows_to_the_database_clock():
     assert reload(delivered).due_at == FUTURE
 
 
-def test_retry_puts_failed_and_expired_rows_back_to_pending_now():
-    rows = one_of_each_status(attempts=3, last_error="boom")
+def test_retry_puts_failed_and_expired_rows_back_to_pending_now(ping_model, ping_factory):
+    rows = one_of_each_status(ping_factory, attempts=3, last_error="boom")
 
-    assert ScheduledPing.objects.retry() == 2
+    assert ping_model.objects.retry() == 2
 
     for status in ("failed", "expired"):
         row = reload(rows[status])
@@ -106,14 +109,14 @@ def test_retry_puts_failed_and_expired_rows_back_to_pending_now():
     assert reload(rows["delivered"]).status == Status.DELIVERED
 
 
-def test_bulk_methods_work_behind_filters_that_join_the_entity():
-    mine = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
-    other = ScheduledPingFactory(ping=PingFactory(group="artist-2"), due_at=FUTURE)
-    delivered_mine = ScheduledPingFactory(
+def test_bulk_methods_work_behind_filters_that_join_the_entity(ping_model, ping_factory):
+    mine = ping_factory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    other = ping_factory(ping=PingFactory(group="artist-2"), due_at=FUTURE)
+    delivered_mine = ping_factory(
         ping=PingFactory(group="artist-1"), due_at=FUTURE, status=Status.DELIVERED
     )
 
-    selection = ScheduledPing.objects.filter(ping__group="artist-1")
+    selection = ping_model.objects.filter(ping__group="artist-1")
     assert selection.shift(timedelta(days=1)) == 1
     assert selection.cancel("moved label") == 1
 
@@ -134,13 +137,15 @@ BULK_METHODS = {
 
 
 @pytest.mark.parametrize("method", BULK_METHODS)
-def test_each_bulk_method_behind_a_join_changes_only_its_statuses_of_the_selection(method):
+def test_each_bulk_method_behind_a_join_changes_only_its_statuses_of_the_selection(
+    ping_model, ping_factory, method
+):
     changes, call = BULK_METHODS[method]
-    mine = one_of_each_status(ping=PingFactory(group="artist-1"), due_at=FUTURE)
-    others = one_of_each_status(ping=PingFactory(group="artist-2"), due_at=FUTURE)
-    before = {row.pk: snapshot(row) for row in ScheduledPing.objects.all()}
+    mine = one_of_each_status(ping_factory, ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    others = one_of_each_status(ping_factory, ping=PingFactory(group="artist-2"), due_at=FUTURE)
+    before = {row.pk: snapshot(row) for row in ping_model.objects.all()}
 
-    assert call(ScheduledPing.objects.filter(ping__group="artist-1")) == len(changes)
+    assert call(ping_model.objects.filter(ping__group="artist-1")) == len(changes)
 
     changed = {status for status, row in mine.items() if snapshot(reload(row)) != before[row.pk]}
     assert changed == changes
@@ -152,34 +157,34 @@ def snapshot(row):
 
 
 @pytest.mark.parametrize("method", ["reschedule", "due"])
-def test_naive_datetimes_are_refused_with_a_clear_error(method):
+def test_naive_datetimes_are_refused_with_a_clear_error(ping_model, method):
     naive = datetime(2030, 1, 1, 9, 0)
     with pytest.raises(ValueError, match=r"must be timezone-aware .* 2030-01-01T09:00:00"):
-        getattr(ScheduledPing.objects, method)(naive)
+        getattr(ping_model.objects, method)(naive)
 
 
-def test_naive_due_at_is_refused_on_save_and_bulk_create():
+def test_naive_due_at_is_refused_on_save_and_bulk_create(ping_model):
     ping = PingFactory()
     with pytest.raises(ValueError, match="due_at must be timezone-aware"):
-        ScheduledPing.objects.create(ping=ping, due_at=datetime(2030, 1, 1))
+        ping_model.objects.create(ping=ping, due_at=datetime(2030, 1, 1))
     with pytest.raises(ValueError, match="due_at must be timezone-aware"):
-        ScheduledPing.objects.bulk_create([ScheduledPing(ping=ping, due_at=datetime(2030, 1, 1))])
+        ping_model.objects.bulk_create([ping_model(ping=ping, due_at=datetime(2030, 1, 1))])
 
 
-def test_non_datetime_values_are_refused():
+def test_non_datetime_values_are_refused(ping_model):
     with pytest.raises(TypeError, match=r"due_at must be a timezone-aware datetime"):
-        ScheduledPing.objects.reschedule("2030-01-01")
+        ping_model.objects.reschedule("2030-01-01")
     with pytest.raises(TypeError, match=r"delta must be a datetime\.timedelta"):
-        ScheduledPing.objects.shift(3600)
+        ping_model.objects.shift(3600)
 
 
-def test_event_id_names_model_pk_and_version():
-    row = ScheduledPingFactory()
-    assert row.event_id == f"testapp.scheduledping:{row.pk}:v1"
+def test_event_id_names_model_pk_and_version(ping_model, ping_factory):
+    row = ping_factory()
+    assert row.event_id == f"{ping_model._meta.label_lower}:{row.pk}:v1"
 
 
-def test_each_concrete_model_gets_the_partial_pending_due_index():
-    pending_due, awaiting, failed = ScheduledPing._meta.indexes
+def test_each_concrete_model_gets_the_partial_pending_due_index(ping_model):
+    pending_due, awaiting, failed = ping_model._meta.indexes
     assert pending_due.fields == ["due_at", "id"]
     assert str(pending_due.condition) == "(AND: ('status', 'pending'))"
     assert awaiting.fields == ["delivered_at"]
@@ -197,32 +202,34 @@ def test_a_model_without_a_handler_gets_no_awaiting_handling_index():
     assert fields == [["due_at", "id"], ["updated_at", "id"]]
 
 
-def test_a_shift_that_would_carry_a_row_out_of_range_is_refused_whole():
+def test_a_shift_that_would_carry_a_row_out_of_range_is_refused_whole(ping_model, ping_factory):
     from scheduling.models import STORABLE_FROM
 
-    edge = ScheduledPingFactory(due_at=STORABLE_FROM + timedelta(days=1))
-    other = ScheduledPingFactory(due_at=FUTURE)
+    edge = ping_factory(due_at=STORABLE_FROM + timedelta(days=1))
+    other = ping_factory(due_at=FUTURE)
 
     with pytest.raises(ValueError, match="out of range: enter one in the years 1970 to 9000"):
-        ScheduledPing.objects.shift(timedelta(days=-2))
+        ping_model.objects.shift(timedelta(days=-2))
 
     assert reload(edge).due_at == STORABLE_FROM + timedelta(days=1)
     assert reload(other).due_at == FUTURE
-    assert ScheduledPing.objects.shift(timedelta(hours=1)) == 2  # the transaction is still usable
+    assert ping_model.objects.shift(timedelta(hours=1)) == 2  # the transaction is still usable
 
 
-def test_reschedule_refuses_a_time_out_of_range():
-    ScheduledPingFactory(due_at=FUTURE)
+def test_reschedule_refuses_a_time_out_of_range(ping_model, ping_factory):
+    ping_factory(due_at=FUTURE)
     with pytest.raises(ValueError, match="out of range"):
-        ScheduledPing.objects.reschedule(datetime(1969, 12, 31, tzinfo=UTC))
+        ping_model.objects.reschedule(datetime(1969, 12, 31, tzinfo=UTC))
 
 
-def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_whole():
+def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_whole(
+    ping_model, ping_factory
+):
     from scheduling.models import STORABLE_FROM
 
-    edge = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=STORABLE_FROM)
-    mine = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
-    selection = ScheduledPing.objects.filter(ping__group="artist-1")
+    edge = ping_factory(ping=PingFactory(group="artist-1"), due_at=STORABLE_FROM)
+    mine = ping_factory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    selection = ping_model.objects.filter(ping__group="artist-1")
 
     with pytest.raises(ValueError, match="out of range: enter one in the years 1970 to 9000"):
         selection.shift(timedelta(seconds=-1))
@@ -232,11 +239,13 @@ def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_wh
     assert selection.shift(timedelta(hours=1)) == 2  # the transaction is still usable
 
 
-def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join():
+def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join(
+    ping_model, ping_factory
+):
     # The rows are found once, as an array, and the UPDATE walks the primary key through it;
     # `id IN (SELECT ...)` would be planned as a join of the table to itself (benchmarks.md).
-    row = ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
-    selection = ScheduledPing.objects.filter(ping__group="artist-1").order_by("-due_at")
+    row = ping_factory(ping=PingFactory(group="artist-1"), due_at=FUTURE)
+    selection = ping_model.objects.filter(ping__group="artist-1").order_by("-due_at")
 
     with CaptureQueriesContext(connection) as queries:
         assert selection.shift(timedelta(days=1)) == 1
@@ -248,12 +257,12 @@ def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join()
     assert reload(row).due_at == FUTURE + timedelta(days=1)
 
 
-def test_an_update_behind_a_sliced_join_moves_only_the_slice_in_its_order():
+def test_an_update_behind_a_sliced_join_moves_only_the_slice_in_its_order(ping_model, ping_factory):
     first, last = (
-        ScheduledPingFactory(ping=PingFactory(group="artist-1"), due_at=FUTURE + timedelta(hours=n))
+        ping_factory(ping=PingFactory(group="artist-1"), due_at=FUTURE + timedelta(hours=n))
         for n in (1, 2)
     )
-    latest = ScheduledPing.objects.filter(ping__group="artist-1").order_by("-due_at")[:1]
+    latest = ping_model.objects.filter(ping__group="artist-1").order_by("-due_at")[:1]
 
     assert latest.shift(timedelta(days=1)) == 1
 

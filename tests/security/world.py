@@ -11,7 +11,13 @@ from purchases.services import DOWNLOAD_SALT, purchase_create
 from scheduling.calendars.models import Calendar
 from scheduling.jobs.services import job_put
 from scheduling.recurring.models import RecurringSchedule
-from tests.testapp.models import Ping, ScheduledNotice, ScheduledOnce, ScheduledPing
+from tests.testapp.models import (
+    Ping,
+    ScheduledNotice,
+    ScheduledOnce,
+    ScheduledPing,
+    ScheduledPingPartitioned,
+)
 from trainings.models import Invitation, Player, ScheduledTrainingNotification, Team
 from trainings.services import training_create
 
@@ -101,5 +107,5 @@ def office_calendar() -> Calendar:
 def test_only_rows() -> None:
     """A row of each test-only scheduled model (tests.testapp): their event routes too."""
     ping = Ping.objects.create(name="ping")
-    for model in (ScheduledPing, ScheduledOnce, ScheduledNotice):
+    for model in (ScheduledPing, ScheduledPingPartitioned, ScheduledOnce, ScheduledNotice):
         model.objects.create(ping=ping, due_at=FUTURE)

@@ -7,6 +7,7 @@ from django.db import models
 
 from scheduling.models import ScheduledEvent, iso_utc
 from scheduling.outgoing import OutgoingJson, OutgoingMessage
+from scheduling.partitions import DuePartitions
 
 
 class Ping(models.Model):
@@ -17,22 +18,42 @@ class Ping(models.Model):
         return self.name
 
 
-class ScheduledPing(ScheduledEvent):
-    ping = models.ForeignKey(Ping, on_delete=models.CASCADE, related_name="scheduled")
+class PingEvent(ScheduledEvent):
+    """What ScheduledPing and its partitioned twin share: hooks and message."""
 
-    handler_task = "testapp.handle_ping"
     queue = "testapp"
     max_lateness = timedelta(days=1)
     related_for_event = ("ping",)
     search_fields = ("ping__name", "ping__group")  # the default admin's search
 
     class Meta(ScheduledEvent.Meta):
-        db_table = "scheduled_ping"
+        abstract = True
 
     def event_data(self) -> dict[str, Any]:
-        if self.ping.name == "poison":
+        if self.ping.name == "poison":  # type: ignore[attr-defined]
             return {"unserialisable": {1, 2}}
-        return {"ping": self.ping.name}
+        return {"ping": self.ping.name}  # type: ignore[attr-defined]
+
+
+class ScheduledPing(PingEvent):
+    ping = models.ForeignKey(Ping, on_delete=models.CASCADE, related_name="scheduled")
+
+    handler_task = "testapp.handle_ping"
+
+    class Meta(PingEvent.Meta):
+        db_table = "scheduled_ping"
+
+
+class ScheduledPingPartitioned(PingEvent):
+    """ScheduledPing's twin whose table is range-partitioned on due_at, a partition a day."""
+
+    ping = models.ForeignKey(Ping, on_delete=models.CASCADE, related_name="scheduled_partitioned")
+
+    handler_task = "testapp.handle_ping_partitioned"
+    partitioning = DuePartitions(interval=timedelta(days=1), premake=3)
+
+    class Meta(PingEvent.Meta):
+        db_table = "scheduled_ping_partitioned"
 
 
 class ScheduledOnce(ScheduledEvent):
@@ -84,3 +105,6 @@ class MisconfiguredEmailBackend:
         from django.core.exceptions import ImproperlyConfigured
 
         raise ImproperlyConfigured("ACME_API_KEY is missing")
+
+
+PingModel = type[ScheduledPing] | type[ScheduledPingPartitioned]

@@ -6,12 +6,27 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from scheduling.handling import handle_once
 from scheduling.tasks import EventHandlerTask
-from tests.testapp.models import PingEffect, ScheduledOnce, ScheduledPing
+from tests.testapp.models import (
+    PingEffect,
+    PingModel,
+    ScheduledOnce,
+    ScheduledPing,
+    ScheduledPingPartitioned,
+)
 
 
 @shared_task(base=EventHandlerTask, name="testapp.handle_ping")
 def handle_ping(event: dict[str, Any]) -> str:
-    with handle_once(event, ScheduledPing) as row:
+    return handle_ping_of(ScheduledPing, event)
+
+
+@shared_task(base=EventHandlerTask, name="testapp.handle_ping_partitioned")
+def handle_ping_partitioned(event: dict[str, Any]) -> str:
+    return handle_ping_of(ScheduledPingPartitioned, event)
+
+
+def handle_ping_of(model: PingModel, event: dict[str, Any]) -> str:
+    with handle_once(event, model) as row:
         if row is None:
             return "skipped"
         fail_if_planned(row.ping.name, row.attempts)

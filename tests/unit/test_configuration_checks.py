@@ -27,6 +27,7 @@ REFUSED = {
     conf.task_patterns: "billing.*",
     conf.a_flag: "no",
     conf.rate_limits: ["testapp.ScheduledPing=5/s"],
+    conf.partition_intervals: "1d",
 }
 
 

@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Model
 
+from scheduling.partitions import maintain_all
 from scheduling.purge import (
     count_purgeable,
     has_history,
@@ -29,6 +30,10 @@ class Command(BaseCommand):
         parser.add_argument("--model", help="app_label.ModelName (default: every scheduled model)")
 
     def handle(self, *args: Any, dry_run: bool, model: str | None, **options: Any) -> None:
+        if not dry_run:  # partitioned models' partitions premade ahead, as the hourly task does
+            for made in maintain_all(self._models(model)):
+                if made.created:
+                    self.stdout.write(f"{made.table}: created {', '.join(made.created)}")
         for chosen in self._models(model):
             label = chosen._meta.label
             if dry_run:
@@ -38,9 +43,10 @@ class Command(BaseCommand):
             if has_history(chosen):
                 result.entries += purge_orphans(chosen).entries
             entries = f", {result.entries} history entries" if result.entries else ""
+            whole = f", {result.partitions} partitions dropped" if result.partitions else ""
             self.stdout.write(
                 f"{label}: deleted {result.deleted} of {result.examined} rows"
-                f" ({result.batches} batches){entries}"
+                f" ({result.batches} batches){entries}{whole}"
             )
 
     def _models(self, label: str | None) -> list[type[Model]]:
