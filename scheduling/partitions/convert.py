@@ -3,7 +3,9 @@
 Online, in three steps (docs/partitioning.md has the locks and their measured lengths):
 1. prepare, no long lock: a unique index (id, due_at) built CONCURRENTLY, and a CHECK
    `due_at < bound` added NOT VALID then VALIDATEd (SHARE UPDATE EXCLUSIVE: reads and writes go
-   on), `bound` being the first interval boundary after both the latest due_at and now;
+   on), `bound` being the first interval boundary after both the latest due_at and `premake`
+   intervals from now (a write due past it is refused while the CHECK is validated; an empty
+   table, in its own migration, has no writer yet: its bound is the interval after now);
 2. switch, one short transaction under ACCESS EXCLUSIVE on the table: catalog changes only.
    The table is renamed `<table>_before`, a partitioned parent takes its name, its columns,
    checks, foreign keys and indexes (each index created ON ONLY the parent and the old table's
@@ -116,14 +118,16 @@ def build_unique_index(target: Target, concurrently: bool) -> None:
 
 
 def validated_bound(target: Target, done: Conversion, now: datetime, tries: int = 3) -> datetime:
-    """Add and validate CHECK (due_at < bound). A row written meanwhile past the bound fails
-    the validation: the bound is read again and the check made anew."""
+    """Add and validate CHECK (due_at < bound). From the ADD on, a write due at or past the
+    bound is refused until the switch, so the bound lies `premake` intervals past now: only a
+    row due further ahead, written in those seconds, is refused. A row written past it
+    between the count and the ADD fails the validation: the bound is read again."""
     table, check = target.q(target.table), target.q(target.check_name)
     for attempt in range(tries):
         ((latest, done.rows),) = fetch(
             target.connection, f"SELECT max(due_at), count(*) FROM {table}"
         )
-        bound = align_down(max(latest or now, now), target.spec.interval) + target.spec.interval
+        bound = old_rows_bound(latest, now, target.spec)
         with transaction.atomic(using=target.connection.alias):  # a catalog change: brief
             execute(target.connection, f"SET LOCAL lock_timeout = '{SWITCH_LOCK_TIMEOUT}'")
             execute(target.connection, f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {check}")
@@ -140,6 +144,13 @@ def validated_bound(target: Target, done: Conversion, now: datetime, tries: int 
             if attempt == tries - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def old_rows_bound(latest: datetime | None, now: datetime, spec: DuePartitions) -> datetime:
+    """The old table's partition ends after its latest row and `premake` intervals from now;
+    an empty table's (a new model's, in its migration: no writer yet) after now."""
+    ahead = now if latest is None else now + spec.premake * spec.interval
+    return align_down(max(latest or ahead, ahead), spec.interval) + spec.interval
 
 
 def switch(target: Target, done: Conversion) -> None:
