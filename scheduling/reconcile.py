@@ -35,8 +35,10 @@ def requeue_unhandled(
     # when something is stale.
     if not queries.any_unhandled(unhandled):
         return 0, 0
-    with transaction.atomic():
-        queries.configure_sweep_transaction(conf)  # a sweeper frozen here lets its rows go, too
+    with transaction.atomic(using=unhandled.using):
+        queries.configure_sweep_transaction(
+            conf, unhandled.using
+        )  # a sweeper frozen here lets its rows go, too
         requeued, failed = queries.requeue_unhandled(unhandled)
         send_after_commit_for(model, requeued, unhandled.note, will_retry=True)
         send_after_commit_for(model, failed, unhandled.note, will_retry=False)

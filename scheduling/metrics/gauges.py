@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import connection
-
+from scheduling.databases import connection_of
 from scheduling.models import ScheduledEvent, Status
 
 # Row counts stop here, so a scrape costs the same on a large table as on a small one (counting
@@ -58,6 +57,7 @@ IN_FLIGHT_SQL = """(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = '
 def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
     """One query. ORDER BY on the indexed column keeps each count on its partial index (pending
     due_at, awaiting handling) whatever the statistics say."""
+    connection = connection_of(model)
     if connection.vendor != "postgresql":
         return _snapshot_orm(model)
     table = connection.ops.quote_name(model._meta.db_table)
@@ -79,6 +79,7 @@ def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
 def due_rows(model: type[ScheduledEvent], counted: int) -> int:
     """Pending rows already due: `counted` (a snapshot's `due_now`) below COUNT_CAP, else
     PostgreSQL's estimate (at least the cap), so a backlog of millions reads as such."""
+    connection = connection_of(model)
     if counted < COUNT_CAP or connection.vendor != "postgresql":
         return counted
     table = connection.ops.quote_name(model._meta.db_table)
@@ -113,6 +114,7 @@ def _snapshot_orm(model: type[ScheduledEvent]) -> ModelSnapshot:
 
 def oldest_due_seconds(model: type[ScheduledEvent]) -> float:
     """How late the oldest due pending row is, by the database's clock (0.0: none due)."""
+    connection = connection_of(model)
     if connection.vendor != "postgresql":
         return _snapshot_orm(model).oldest_due_seconds
     table = connection.ops.quote_name(model._meta.db_table)
