@@ -4,9 +4,11 @@ domain routed to a database of its own is swept, handled and shown there (docs/d
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import connections, models, router
+from django.db import connections, models, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import QuerySet
 
@@ -29,4 +31,25 @@ def on_postgresql(using: str) -> bool:
 def write_db(rows: QuerySet[Any]) -> str:
     """Where a change to `rows` goes: the alias the caller chose with `.using()`, else the
     router's for writes (a plain queryset's `.db` is the router's for reads, maybe a replica)."""
-    return rows._db or router.db_for_write(rows.model, **rows._hints) or DEFAULT
+    chosen: str | None = getattr(rows, "_db", None)
+    hints: dict[str, Any] = getattr(rows, "_hints", {})
+    return chosen or router.db_for_write(rows.model, **hints) or DEFAULT
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def atomic_on(model: type[models.Model]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """`@transaction.atomic` on `model`'s database, looked up at each call (the routers are
+    not read at import time)."""
+
+    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+        @wraps(func)
+        def in_transaction(*args: P.args, **kwargs: P.kwargs) -> R:
+            with transaction.atomic(using=database_of(model)):
+                return func(*args, **kwargs)
+
+        return in_transaction
+
+    return decorate
