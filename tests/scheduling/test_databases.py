@@ -2,9 +2,12 @@
 tests.testapp on "default". The framework sweeps, handles, reconciles, purges and shows each
 model on its own database, and writes each row's history there, in the row's transaction."""
 
+import json
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connections
 from django.utils import timezone
 
@@ -24,6 +27,7 @@ from tests.testapp.models import PingEffect, ScheduledPing
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
 REMOTE = "remoteapp.scheduledreminder"
+REMOTE_LABEL = "remoteapp.ScheduledReminder"
 URL = "/api/events/remoteapp/scheduledreminder/"
 
 
@@ -218,3 +222,14 @@ def test_healthz_reports_late_rows_of_the_remote_model(client, settings):
     assert response.status_code == 503
     assert response.json()["database"] == "ok"
     assert REMOTE in response.json()["delivery"]
+
+
+def test_scheduling_status_counts_the_remote_rows_by_their_databases_clock():
+    reminder(ago=timedelta(minutes=2))
+    out = StringIO()
+
+    call_command("scheduling_status", "--json", stdout=out)
+
+    remote = next(item for item in json.loads(out.getvalue()) if item["model"] == REMOTE_LABEL)
+    assert (remote["pending"], remote["due_now"]) == (1, 1)
+    assert remote["oldest_due_lateness_s"] >= 120
