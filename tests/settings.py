@@ -93,8 +93,8 @@ def _claim_for_this_run() -> None:
 _claim_for_this_run()
 os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 
-from project.settings import *  # noqa: E402,F403
 from project.databases import database_config  # noqa: E402
+from project.settings import *  # noqa: E402,F403
 from project.settings import DATABASES, INSTALLED_APPS  # noqa: E402
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp", "tests.remoteapp"]
@@ -113,9 +113,7 @@ SECOND_DATABASE_URL = os.environ.get(
 DATABASES["second"] = database_config(
     "SECOND_DATABASE_URL", SECOND_DATABASE_URL, conn_max_age=60, conn_health_checks=True
 )
-DATABASES["second"]["TEST"] = {
-    "NAME": f"test_scheduling_second_{os.environ['TEST_REDIS_PAIR']}"
-}
+DATABASES["second"]["TEST"] = {"NAME": f"test_scheduling_second_{os.environ['TEST_REDIS_PAIR']}"}
 DATABASE_ROUTERS = ["scheduling.routers.AppDatabaseRouter"]
 SCHEDULING_DATABASES = {"remoteapp": "second"}
 

@@ -81,7 +81,7 @@ def test_a_scheduled_model_on_a_database_without_the_history_table_is_an_error()
     router_path = f"{__name__}.HistoryLeftBehind"
     with override_settings(DATABASE_ROUTERS=[router_path], SCHEDULING_DATABASES={}):
         errors = check_databases()
-        with pytest.raises(SystemCheckError, match="scheduling.E009"):
+        with pytest.raises(SystemCheckError, match=r"scheduling\.E009"):
             call_command("check")
     (error,) = errors
     assert error.obj is ScheduledReminder

@@ -21,7 +21,9 @@ def due_reminders(count: int) -> list[ScheduledReminder]:
     accounts = Account.objects.bulk_create(Account(name=f"a{i}") for i in range(count))
     now = timezone.now()
     return ScheduledReminder.objects.bulk_create(
-        ScheduledReminder(account=account, due_at=now - timedelta(seconds=1) + i * timedelta(milliseconds=1))
+        ScheduledReminder(
+            account=account, due_at=now - timedelta(seconds=1) + i * timedelta(milliseconds=1)
+        )
         for i, account in enumerate(accounts)
     )
 
