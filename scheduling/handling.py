@@ -309,9 +309,8 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
         changes["business_due_at"] = Coalesce(F("business_due_at"), F("due_at"))
         changes["due_at"] = retry_at
     try:
-        with transaction.atomic(
-            using=database_of(model)
-        ):  # a savepoint: a failed write leaves the caller usable
+        # A savepoint: a failed write leaves the caller usable.
+        with transaction.atomic(using=database_of(model)):
             this_delivery = model.objects.filter(pk=row.pk, version=row.version)
             updated = this_delivery.filter(awaiting_handling_q()).update(**changes)
             if updated:

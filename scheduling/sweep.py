@@ -166,7 +166,7 @@ def _sweep(
 
 def slot_lock(model: type[ScheduledEvent], slot: int) -> SweepLock:
     """The lock of one model's sweeper slot: in Redis where the default cache is, else local.
-    Per database: a model of the same label on another database has slots of its own."""
+    A model off the default database has its alias in the name (docs/databases.md)."""
     using = database_of(model)
     database = "" if using == DEFAULT else f"{using}:"
     name = f"scheduling:sweep:{database}{model._meta.label_lower}:{slot}"
