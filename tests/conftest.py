@@ -129,10 +129,11 @@ def subprocess_env(transactional_db: None) -> dict[str, str]:
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "PYTHONPATH": str(ROOT),
     }
-    second = connections["second"].settings_dict
-    env["SECOND_DATABASE_URL"] = (
-        f"postgres://{second['USER']}@{second['HOST']}:{second['PORT']}/{second['NAME']}"
-    )
+    if "second" in settings.DATABASES:  # tests.remoteapp's database (tests/settings.py)
+        second = connections["second"].settings_dict
+        env["SECOND_DATABASE_URL"] = (
+            f"postgres://{second['USER']}@{second['HOST']}:{second['PORT']}/{second['NAME']}"
+        )
     return env
 
 
