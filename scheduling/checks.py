@@ -14,8 +14,12 @@ from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
+from django.db import router
 
+from scheduling import routers
 from scheduling.conf import a_rate, scheduling_settings, setting_errors
+from scheduling.databases import database_of
+from scheduling.history.models import EventHistory
 from scheduling.locks import redis_client_for_locks
 from scheduling.models import ScheduledEvent
 from scheduling.partitions.checks import unpartitioned_warnings
@@ -32,6 +36,7 @@ def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
 def configuration_errors() -> list[Error]:
     """Each SCHEDULING_* setting with a value its kind refuses, USE_TZ off, no broker URL."""
     errors = [Error(line, id="scheduling.E001") for line in setting_errors()]
+    errors += [Error(line, id="scheduling.E011") for line in routers.setting_errors()]
     if not settings.USE_TZ:
         errors.append(
             Error(
@@ -167,6 +172,26 @@ def check_rate_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
         if label.lower() not in known
     ]
     return errors + [error for model in models for error in own_rate_limit_errors(model)]
+
+
+@register()
+def check_databases(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A scheduled model on a database where the routers do not allow the history table, whose
+    entries are written in the row's transaction. (SCHEDULING_DATABASES itself: E011.)"""
+    return [
+        Error(
+            f"{model._meta.label} is written on database {database_of(model)!r}, but the "
+            f"database routers do not allow scheduling's history table "
+            f"({EventHistory._meta.db_table}) there: expected allow_migrate to be True for the "
+            f"app 'scheduling' on {database_of(model)!r}.",
+            hint="scheduling.routers.AppDatabaseRouter allows it on every alias of "
+            "SCHEDULING_DATABASES; a router of your own must too (docs/databases.md).",
+            obj=model,
+            id="scheduling.E009",
+        )
+        for model in scheduled_models()
+        if not router.allow_migrate_model(database_of(model), EventHistory)
+    ]
 
 
 def own_rate_limit_errors(model: type[ScheduledEvent]) -> list[Error]:

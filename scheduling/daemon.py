@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.core.cache import cache
-from django.db import Error, connection
+from django.db import Error, connections
 from django.db.models import Model
 
 from scheduling.models import ScheduledEvent
@@ -66,7 +66,7 @@ class Daemon:
             # so no row was marked without being published. The next tick opens a new
             # connection, which finds the primary among DATABASE_URL's hosts.
             log.warning("sweep of %s failed: %s", model._meta.label, exc)
-            connection.close()
+            connections.close_all()
             return False
         done = bool(result.delivered or result.expired or result.failed or result.requeued)
         if done or result.error:
@@ -94,7 +94,7 @@ class Daemon:
             )
         except Error as exc:
             log.warning("purge failed: %s", exc)
-            connection.close()
+            connections.close_all()
             self.purge_budget = 0.0
             return
         self.purge_budget -= time.monotonic() - started

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
-from django.db import connection
+from django.db import connections
 
+from scheduling.databases import database_of
 from scheduling.locks import SweepLock
 from scheduling.models import ScheduledEvent
 from scheduling.publishing import Publisher
@@ -138,11 +139,12 @@ class Drain:
         return batch.delivered > 0 and has_due_rows(self.model, self.now)
 
 
-def overlaps(publisher: Publisher, now: datetime | None) -> bool:
+def overlaps(publisher: Publisher, now: datetime | None, model: type[ScheduledEvent]) -> bool:
     """A second connection pays where the batched Redis publisher is in use (thread-safe, one
     round trip a batch): there the sweeper otherwise waits on PostgreSQL for much of each
     batch. Not inside a caller's transaction, whose rows another connection cannot see, nor
     with a fixed `now` (tests)."""
+    connection = connections[database_of(model)]
     return (
         now is None
         and isinstance(publisher, RedisBatchPublisher)
@@ -172,7 +174,7 @@ class BatchThread(threading.Thread):
             self.error = exc
         finally:
             self.stop.set()
-            connection.close()  # this thread's own connection
+            connections.close_all()  # this thread's own connections
 
     def finish(self) -> bool:
         self.join()

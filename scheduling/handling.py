@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from scheduling import metrics
 from scheduling.actors import actor, process_actor
+from scheduling.databases import database_of
 from scheduling.history import record
 from scheduling.history.models import Kind
 from scheduling.models import ScheduledEvent, Status
@@ -69,6 +70,10 @@ class Handling:
     at_most_once: bool
     started: bool = False  # the claim committed: a failure from here on goes to a person
     lost: bool = False  # another delivery (or a person) took the row: nothing to do here
+
+    @property
+    def using(self) -> str:
+        return database_of(self.model)
 
     def unclaimed(self) -> QuerySet[ScheduledEvent]:
         """The row as this delivery found it: this version, delivered, effect not begun."""
@@ -150,14 +155,15 @@ def _handling(
     event: Mapping[str, Any], model: type[ScheduledEvent]
 ) -> Iterator[ScheduledEvent | None]:
     failure: Exception | None = None
-    with transaction.atomic():
+    using = database_of(model)  # the row's lock and handled_at in one transaction, there
+    with transaction.atomic(using=using):
         row = _locked_if_unhandled(model, event)
         if row is None:
             yield None
             return
         try:
             # A savepoint: a failed effect rolls back alone.
-            with transaction.atomic(), _current_handling(Handling(model, row, False)):
+            with transaction.atomic(using=using), _current_handling(Handling(model, row, False)):
                 yield row
                 model.objects.filter(pk=row.pk).update(handled_at=Now())
                 metrics.record_handled(model)
@@ -174,7 +180,7 @@ def _handling(
 def _handling_at_most_once(
     event: Mapping[str, Any], model: type[ScheduledEvent], marks_effect: bool
 ) -> Iterator[ScheduledEvent | None]:
-    with transaction.atomic():
+    with transaction.atomic(using=database_of(model)):
         row = _locked_if_unhandled(model, event)  # waits for the publishing sweep's commit
     handling = None if row is None else Handling(model, row, True)
     if handling is None or (not marks_effect and not _claim(handling)):
@@ -241,7 +247,7 @@ def _effect(handling: Handling) -> Iterator[ScheduledEvent | None]:
     # only the claim had to commit before it. The claimed row stays locked through the effect:
     # a person's retry() or cancel() of a stuck row waits until the effect is done, then finds
     # it handled, so a second effect cannot start mid-way.
-    with transaction.atomic():
+    with transaction.atomic(using=handling.using):
         if not handling.claimed().select_for_update().values_list("pk", flat=True):
             handling.lost = True
             yield None  # retried or cancelled between the claim and now: not ours
@@ -268,7 +274,7 @@ def record_failure_during_effect(handling: Handling, exc: Exception) -> None:
     """An at-most-once effect failed: the row becomes `failed`, with a note for a person."""
     model, row = handling.model, handling.row
     note = FAILED_DURING_EFFECT.format(error=describe(exc))[:2000]
-    with transaction.atomic():
+    with transaction.atomic(using=handling.using):
         if not handling.claimed().update(status=Status.FAILED, last_error=note, updated_at=Now()):
             return  # the effect had committed (the failure came after it), or a person took over
         failure = {"error_type": type(exc).__name__, "error": note}
@@ -318,7 +324,8 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
         changes["business_due_at"] = Coalesce(F("business_due_at"), F("due_at"))
         changes["due_at"] = retry_at
     try:
-        with transaction.atomic():  # a savepoint: a failed write leaves the caller usable
+        # A savepoint: a failed write leaves the caller usable.
+        with transaction.atomic(using=database_of(model)):
             this_delivery = model.objects.filter(pk=row.pk, version=row.version)
             updated = this_delivery.filter(awaiting_handling_q()).update(**changes)
             if updated:

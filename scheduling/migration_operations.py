@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.db import router
 from django.db.migrations.operations import CreateModel, RunPython
 from django.db.migrations.operations.base import Operation
 
@@ -34,13 +35,24 @@ class TuneScheduledTable(Operation):
     def database_forwards(
         self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
     ) -> None:
-        settings = ", ".join(f"{name} = {value}" for name, value in AUTOVACUUM.items())
-        self._alter(schema_editor, f"SET ({settings})")
+        if self._allowed(app_label, schema_editor, to_state):
+            settings = ", ".join(f"{name} = {value}" for name, value in AUTOVACUUM.items())
+            self._alter(schema_editor, f"SET ({settings})")
 
     def database_backwards(
         self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
     ) -> None:
-        self._alter(schema_editor, f"RESET ({', '.join(AUTOVACUUM)})")
+        if self._allowed(app_label, schema_editor, from_state):
+            self._alter(schema_editor, f"RESET ({', '.join(AUTOVACUUM)})")
+
+    def _allowed(self, app_label: str, schema_editor: Any, state: Any) -> bool:
+        """Whether the routers put the table on this database (a domain on its own database:
+        its tables are on that one only)."""
+        alias = schema_editor.connection.alias
+        for model in state.apps.get_app_config(app_label).get_models():
+            if model._meta.db_table == self.table:
+                return bool(self.allow_migrate_model(alias, model))
+        return bool(router.allow_migrate(alias, app_label))
 
     def _alter(self, schema_editor: Any, change: str) -> None:
         if schema_editor.connection.vendor == "postgresql":

@@ -11,14 +11,10 @@ A pending row, or a delivered row still awaiting its handler, is never deleted.
 No index covers these columns (one would cost every write), so a purge walks the primary key:
 each batch is its own transaction over the next SCHEDULING_BATCH_SIZE rows by pk (counted, so
 gaps left by earlier purges cost nothing), and deletes the done ones among them. A batch
-examines and deletes at most that many rows whatever the table's size, and a sweep or a handler
-never waits for it (SKIP LOCKED), nor it for them.
-
-Larger windows than the default 1,000 rows walked a table with few done rows faster, and were
-slower where most rows were done; a batch stays short either way (docs/benchmarks.md,
-"Retention"). Walking the done rows themselves (`pk > last AND done ORDER BY pk LIMIT n`) was as fast on evenly spread
-rows, but one batch scans without bound where done rows are rare. One DELETE is the fastest,
-but as one long transaction holding every row.
+examines and deletes at most that many rows whatever the table's size; a sweep or a handler
+never waits for it (SKIP LOCKED), nor it for them. Measured against window sizes, walking the
+done rows themselves and one DELETE (docs/benchmarks.md, "Retention"). A partitioned table
+first loses its wholly done partitions (scheduling.partitions).
 
 A row's history (`EventHistory`) goes with it, in its batch's transaction (on PostgreSQL in
 the DELETE's own statement). A row deleted otherwise (its domain entity's CASCADE, a raw
@@ -39,11 +35,12 @@ from typing import Any, NamedTuple
 
 from django.apps import apps
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Model, signals
 
 from scheduling.clock import database_now
 from scheduling.conf import scheduling_settings
+from scheduling.databases import connection_of, database_of
 from scheduling.extensions import extensions
 from scheduling.history.models import EventHistory
 from scheduling.models import ScheduledEvent, Status
@@ -85,10 +82,10 @@ class Batch(NamedTuple):
     entries: int = 0
 
 
-def cutoffs(now: datetime | None = None) -> Cutoffs:
+def cutoffs(now: datetime | None = None, using: str = DEFAULT_DB_ALIAS) -> Cutoffs:
     """One clock read per purge, the database's (`now` overrides it, for tests)."""
     conf = scheduling_settings()
-    now = now if now is not None else database_now()
+    now = now if now is not None else database_now(using)
     return Cutoffs(
         done_before=now - timedelta(days=conf.keep_done_days),
         failed_before=now - timedelta(days=conf.keep_failed_days),
@@ -130,13 +127,13 @@ def purged_models() -> list[type[Model]]:
 def purge_batch(model: type[Model], *, after: Any, span: int, limits: Cutoffs) -> Batch:
     """One transaction: the next `span` rows by pk after `after` (None: from the first); the
     done ones nobody holds are deleted."""
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(using=database_of(model)), connection_of(model).cursor() as cursor:
         relax_commit(cursor)
         table, pk = quoted(model)
         end, examined = window_end(cursor, table, pk, after=after, span=span)
         if end is None:
             return Batch(0, 0, None)
-        params = {**cutoff_params(limits), "after": after, "end": end}
+        params = {**cutoff_params(limits, model), "after": after, "end": end}
         params["label"] = model._meta.label_lower
         deleted, entries = delete_done(cursor, model, params, bounded_below=after is not None)
         return Batch(deleted, examined, end if examined == span else None, entries)
@@ -144,7 +141,7 @@ def purge_batch(model: type[Model], *, after: Any, span: int, limits: Cutoffs) -
 
 def relax_commit(cursor: Any) -> None:
     # A commit lost in a crash only leaves its rows for the next purge: no WAL flush per batch.
-    if connection.vendor == "postgresql":
+    if cursor.db.vendor == "postgresql":
         cursor.execute("SET LOCAL synchronous_commit = off")
 
 
@@ -181,7 +178,7 @@ def delete_done(
         deleted = model._base_manager.filter(pk__in=pks).delete()[1].get(model._meta.label, 0)
         return deleted, delete_entries(model, pks)
     table, pk = quoted(model)
-    postgresql = connection.vendor == "postgresql"
+    postgresql = connection_of(model).vendor == "postgresql"
     # = ANY(ARRAY(...)) pins the delete to the pk index; SQLite has neither.
     delete = f"DELETE FROM {table} WHERE {pk} " + (
         f"= ANY(ARRAY({rows}))" if postgresql else f"IN ({rows})"
@@ -194,7 +191,8 @@ def delete_done(
     # The embedded mode (SQLite): the entries' DELETE takes the one writer's lock first, so
     # which rows are done cannot change before the rows' DELETE.
     cursor.execute(
-        f"DELETE FROM {history_table()} WHERE model = %(label)s AND row_id IN ({rows})", params
+        f"DELETE FROM {history_table(cursor.db)} WHERE model = %(label)s AND row_id IN ({rows})",
+        params,
     )
     entries = int(cursor.rowcount)
     cursor.execute(delete, params)
@@ -205,7 +203,7 @@ def delete_with_entries(cursor: Any, gone: str, params: dict[str, Any]) -> tuple
     """PostgreSQL: one statement deletes the rows (`gone`, returning their pks) and their
     entries."""
     cursor.execute(
-        f"WITH gone AS ({gone}), entries AS (DELETE FROM {history_table()}"
+        f"WITH gone AS ({gone}), entries AS (DELETE FROM {history_table(cursor.db)}"
         " WHERE model = %(label)s AND row_id = ANY(ARRAY(SELECT pk FROM gone)) RETURNING 1)"
         " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM entries)",
         params,
@@ -217,7 +215,8 @@ def delete_with_entries(cursor: Any, gone: str, params: dict[str, Any]) -> tuple
 def delete_entries(model: type[Model], pks: list[Any]) -> int:
     if not has_history(model) or not pks:
         return 0
-    return EventHistory.objects.filter(model=model._meta.label_lower, row_id__in=pks).delete()[0]
+    history = EventHistory.objects.using(database_of(model))
+    return history.filter(model=model._meta.label_lower, row_id__in=pks).delete()[0]
 
 
 def done_rows_sql(model: type[Model], *, bounded_below: bool) -> str:
@@ -228,7 +227,7 @@ def done_rows_sql(model: type[Model], *, bounded_below: bool) -> str:
         f"SELECT t.{pk} FROM {table} AS t"
         f" WHERE {lower}t.{pk} <= %(end)s AND {done_condition(model)}"
     )
-    if connection.vendor != "postgresql":  # the embedded mode (SQLite): one writer at a time
+    if connection_of(model).vendor != "postgresql":  # embedded (SQLite): one writer at a time
         return rows
     # SKIP LOCKED: a row a handler, a retry or an admin action holds is theirs; the next purge
     # sees it. Locking re-reads a row changed since the statement began, so one retried into
@@ -249,17 +248,17 @@ def has_history(model: type[Model]) -> bool:
     return issubclass(model, ScheduledEvent)  # EventHistory names its rows by label_lower
 
 
-def history_table() -> str:
-    return connection.ops.quote_name(EventHistory._meta.db_table)
+def history_table(db: Any) -> str:  # on the model's database, with its rows
+    return str(db.ops.quote_name(EventHistory._meta.db_table))
 
 
 def quoted(model: type[Model]) -> tuple[str, str]:
-    quote = connection.ops.quote_name
+    quote = connection_of(model).ops.quote_name
     return quote(model._meta.db_table), quote(model._meta.pk.column)
 
 
-def cutoff_params(limits: Cutoffs) -> dict[str, Any]:
-    adapt = connection.ops.adapt_datetimefield_value
+def cutoff_params(limits: Cutoffs, model: type[Model]) -> dict[str, Any]:
+    adapt = connection_of(model).ops.adapt_datetimefield_value
     return {"done_before": adapt(limits.done_before), "failed_before": adapt(limits.failed_before)}
 
 
@@ -272,7 +271,7 @@ def purge_model(
 ) -> PurgeResult:
     """Walk the model's table from `after` (None: its first row) to its end, or until the
     monotonic `deadline`."""
-    limits, span = cutoffs(now), scheduling_settings().batch_size
+    limits, span = cutoffs(now, database_of(model)), scheduling_settings().batch_size
     dropped = drop_purgeable(model, limits)  # partitions of done rows go whole, first
     return walk(
         PurgeResult(model._meta.label, dropped.rows, partitions=len(dropped.partitions)),
@@ -317,8 +316,8 @@ def walk(
 def orphan_batch(model: type[Model], *, after: Any, span: int) -> Batch:
     """One transaction: the next `span` row ids the model's history names after `after`; the
     entries of those whose row is gone are deleted."""
-    history, (table, pk) = history_table(), quoted(model)
-    with transaction.atomic(), connection.cursor() as cursor:
+    history, (table, pk) = history_table(connection_of(model)), quoted(model)
+    with transaction.atomic(using=database_of(model)), connection_of(model).cursor() as cursor:
         relax_commit(cursor)
         scope = "model = %(label)s" + (" AND row_id > %(after)s" if after is not None else "")
         params = {"label": model._meta.label_lower, "after": after}
@@ -338,10 +337,10 @@ def orphan_batch(model: type[Model], *, after: Any, span: int) -> Batch:
 def count_purgeable(model: type[Model], *, now: datetime | None = None) -> int:
     """What purge_model would delete now (rows someone holds included)."""
     table, _ = quoted(model)
-    with connection.cursor() as cursor:
+    with connection_of(model).cursor() as cursor:
         cursor.execute(
             f"SELECT count(*) FROM {table} AS t WHERE {done_condition(model)}",
-            cutoff_params(cutoffs(now)),
+            cutoff_params(cutoffs(now, database_of(model)), model),
         )
         return int(cursor.fetchone()[0])
 

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from scheduling.actors import process_actor
 from scheduling.conf import SchedulingSettings
+from scheduling.databases import database_of
 from scheduling.history import record
 from scheduling.history.models import EventHistory, Kind
 from scheduling.models import ScheduledEvent, Status
@@ -91,28 +92,34 @@ REQUEUE_UNHANDLED = """
 """
 
 
-def on_postgresql() -> bool:
-    return connection.vendor == "postgresql"
+def on_postgresql(using: str = DEFAULT_DB_ALIAS) -> bool:
+    return connections[using].vendor == "postgresql"
+
+
+def quote(name: str, using: str = DEFAULT_DB_ALIAS) -> str:
+    return connections[using].ops.quote_name(name)
 
 
 def table(model: type[ScheduledEvent]) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
+    return quote(model._meta.db_table, database_of(model))
 
 
 def pk_column(model: type[ScheduledEvent]) -> str:
-    return connection.ops.quote_name(model._meta.pk.column)
+    return quote(model._meta.pk.column, database_of(model))
 
 
-def fetch_one(sql: str, params: Any = None) -> tuple[Any, ...] | None:
-    with connection.cursor() as cursor:
+def fetch_one(
+    sql: str, params: Any = None, using: str = DEFAULT_DB_ALIAS
+) -> tuple[Any, ...] | None:
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         row: tuple[Any, ...] | None = cursor.fetchone()
     return row
 
 
-def database_clock() -> datetime | str:
+def database_clock(using: str = DEFAULT_DB_ALIAS) -> datetime | str:
     """The database's clock; SQLite gives UTC text."""
-    row = fetch_one(DATABASE_CLOCK if on_postgresql() else PORTABLE_CLOCK)
+    row = fetch_one(DATABASE_CLOCK if on_postgresql(using) else PORTABLE_CLOCK, using=using)
     assert row is not None
     value: datetime | str = row[0]
     return value
@@ -123,35 +130,40 @@ def has_due_rows(model: type[ScheduledEvent], now: datetime | None) -> bool:
 
     Only a shortcut: the claim alone decides what is published.
     """
-    if not on_postgresql():
+    using = database_of(model)
+    if not on_postgresql(using):
         return model.objects.due(now).exists()
     cutoff = "%s" if now is not None else "statement_timestamp()"
     sql = DUE_PROBE.format(table=table(model), cutoff=cutoff)
-    return fetch_one(sql, [now] if now is not None else None) is not None
+    return fetch_one(sql, [now] if now is not None else None, using) is not None
 
 
 def seconds_until_next_due(model: type[ScheduledEvent]) -> float | None:
     """How long until the next pending row falls due, by the database's clock; None if none."""
-    if not on_postgresql():
+    using = database_of(model)
+    if not on_postgresql(using):
         return None
-    row = fetch_one(NEXT_DUE_IN.format(table=table(model)))
+    row = fetch_one(NEXT_DUE_IN.format(table=table(model)), using=using)
     return float(row[0]) if row else None
 
 
-def configure_sweep_transaction(conf: SchedulingSettings) -> datetime | None:
+def configure_sweep_transaction(
+    conf: SchedulingSettings, using: str = DEFAULT_DB_ALIAS
+) -> datetime | None:
     """Set the transaction's options; on PostgreSQL also return the database's clock, read in
     the same round trip (the claim's cutoff)."""
-    if not on_postgresql():
+    if not on_postgresql(using):
         return None
     timeout_ms = max(int(conf.lock_ttl * 1000), 1000)
-    row = fetch_one(CONFIGURE_SWEEP_TRANSACTION, [str(timeout_ms)])
+    row = fetch_one(CONFIGURE_SWEEP_TRANSACTION, [str(timeout_ms)], using)
     assert row is not None
     clock: datetime = row[2]
     return clock
 
 
 def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
-    if not on_postgresql():
+    using = database_of(model)
+    if not on_postgresql(using):
         return model.objects.filter(pk__in=pks).update(
             status=Status.DELIVERED,
             delivered_at=Now(),
@@ -160,7 +172,7 @@ def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
             updated_at=Now(),
         )
     sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model))
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, [Status.DELIVERED.value, pks])
         count: int = cursor.rowcount
     return count
@@ -184,8 +196,12 @@ class Unhandled:
             pk=pk_column(self.model),
             clock=clock,
             unhandled=UNHANDLED.format(clock=clock),
-            history=connection.ops.quote_name(EventHistory._meta.db_table),
+            history=quote(EventHistory._meta.db_table, self.using),
         )
+
+    @property
+    def using(self) -> str:
+        return database_of(self.model)
 
     def params(self) -> dict[str, Any]:
         return {
@@ -205,17 +221,18 @@ class Unhandled:
 
 
 def any_unhandled(unhandled: Unhandled) -> bool:
-    if not on_postgresql():
+    if not on_postgresql(unhandled.using):
         return unhandled.rows().exists()
-    return fetch_one(unhandled.sql(UNHANDLED_PROBE), unhandled.params()) is not None
+    sql = unhandled.sql(UNHANDLED_PROBE)
+    return fetch_one(sql, unhandled.params(), unhandled.using) is not None
 
 
 def requeue_unhandled(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
     """Unhandled rows back to pending, due now; out of tries, failed. The primary keys of
     (requeued, failed)."""
-    if not on_postgresql():
+    if not on_postgresql(unhandled.using):
         return requeue_unhandled_rows(unhandled)
-    with connection.cursor() as cursor:
+    with connections[unhandled.using].cursor() as cursor:
         cursor.execute(unhandled.sql(REQUEUE_UNHANDLED), unhandled.params())
         outcomes = cursor.fetchall()
     failed = [pk for pk, status in outcomes if status == Status.FAILED.value]
@@ -234,7 +251,7 @@ def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
         last_error=note,
         updated_at=Now(),
     )
-    record.write(requeued_entries(stale, out_of_tries, note))
+    record.write(requeued_entries(stale, out_of_tries, note), using=unhandled.using)
     return [row.pk for row in stale if row.pk not in out_of_tries], out_of_tries
 
 

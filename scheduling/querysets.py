@@ -16,6 +16,7 @@ from django.db.models import F, Lookup, Q
 from django.db.models.functions import Coalesce, Now
 
 from scheduling import quiet_rows
+from scheduling.databases import write_db
 from scheduling.history import bulk
 from scheduling.history.models import Kind
 from scheduling.states import LIFECYCLE_STATES, Status
@@ -106,7 +107,9 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
             **_bumped(),
         )
         try:
-            with transaction.atomic(using=self.db):  # a savepoint: a refused shift leaves the
+            with transaction.atomic(
+                using=write_db(self)
+            ):  # a savepoint: a refused shift leaves the
                 return self._pending_for_update()._move(change, shifted_by=delta)  # caller usable
         except IntegrityError as exc:
             if due_range_constraint_name(self.model) not in str(exc):
@@ -169,7 +172,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         if not quiet_rows.has_quiet_hours(self.model):
             return super().bulk_create(objs, *args, **kwargs)
         insert = partial(super().bulk_create, objs, *args, **kwargs)
-        quiet_rows.create(self.model, objs, insert, using=self.db)
+        quiet_rows.create(self.model, objs, insert, using=write_db(self))
         return objs
 
     # --- quiet hours (scheduling/quiet_rows.py): moved rows that land in a quiet span -------
@@ -179,9 +182,9 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         the moved rows in the same transaction. A model without pays nothing more."""
         if not quiet_rows.has_quiet_hours(self.model):
             return bulk.apply(self, change)
-        with transaction.atomic(using=self.db, savepoint=False):  # one with the move
+        with transaction.atomic(using=write_db(self), savepoint=False):  # one with the move
             moved = bulk.changed_rows(self, change)
-            quiet_rows.after_move(self.model, moved, using=self.db, shifted_by=shifted_by)
+            quiet_rows.after_move(self.model, moved, using=write_db(self), shifted_by=shifted_by)
         return len(moved)
 
     def _pending_for_update(self) -> Self:
@@ -198,7 +201,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         selected = self.values("pk")
         selected.query.clear_ordering(clear_default=True)  # as `pk__in` does; kept if sliced
         rows = self.model._default_manager.all()
-        if connections[self.db].vendor == "postgresql":
+        if connections[write_db(self)].vendor == "postgresql":
             # Not `id IN (SELECT ...)`, which PostgreSQL plans as a self-join: the selected ids
             # hashed or sorted, then one primary-key probe each, in that order. As an array the
             # selection is an InitPlan, run once, and the UPDATE walks the primary key through

@@ -50,8 +50,9 @@ def requeue_unhandled(
 def requeue_in_transaction(
     model: type[ScheduledEvent], conf: SchedulingSettings, unhandled: queries.Unhandled
 ) -> tuple[list[Any], list[Any]]:
-    with transaction.atomic():
-        queries.configure_sweep_transaction(conf)  # a sweeper frozen here lets its rows go, too
+    with transaction.atomic(using=unhandled.using):
+        # a sweeper frozen here lets its rows go, too
+        queries.configure_sweep_transaction(conf, unhandled.using)
         requeued, failed = queries.requeue_unhandled(unhandled)
         send_after_commit_for(model, requeued, unhandled.note, will_retry=True)
         send_after_commit_for(model, failed, unhandled.note, will_retry=False)

@@ -23,6 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.dispatch import Signal
 
+from scheduling.databases import database_of
 from scheduling.models import ScheduledEvent
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,8 @@ def send_after_commit(
     """Send event_failed (and event_gave_up unless it will retry) when the current transaction
     commits."""
     if listened(model):
-        transaction.on_commit(partial(send_failure, model, row, error, will_retry=will_retry))
+        send_it = partial(send_failure, model, row, error, will_retry=will_retry)
+        transaction.on_commit(send_it, using=database_of(model))
 
 
 def send_after_commit_for(
@@ -52,7 +54,7 @@ def send_after_commit_for(
         for row in model.objects.filter(pk__in=pks):
             send_failure(model, row, error, will_retry=will_retry)
 
-    transaction.on_commit(send)
+    transaction.on_commit(send, using=database_of(model))
 
 
 def listened(model: type[ScheduledEvent]) -> bool:

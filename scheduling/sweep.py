@@ -33,6 +33,7 @@ from scheduling import metrics
 from scheduling.actors import actor, process_actor
 from scheduling.clock import database_now
 from scheduling.conf import SchedulingSettings, scheduling_settings
+from scheduling.databases import DEFAULT, database_of
 from scheduling.drain import Drain, overlaps
 from scheduling.history import record
 from scheduling.hold import acquire, deliver, holding_until
@@ -165,8 +166,11 @@ def _sweep(
 
 
 def slot_lock(model: type[ScheduledEvent], slot: int) -> SweepLock:
-    """The lock of one model's sweeper slot: in Redis where the default cache is, else local."""
-    name = f"scheduling:sweep:{model._meta.label_lower}:{slot}"
+    """The lock of one model's sweeper slot: in Redis where the default cache is, else local.
+    A model off the default database has its alias in the name (docs/databases.md)."""
+    using = database_of(model)
+    database = "" if using == DEFAULT else f"{using}:"
+    name = f"scheduling:sweep:{database}{model._meta.label_lower}:{slot}"
     return sweep_lock(name, scheduling_settings().lock_ttl)
 
 
@@ -189,7 +193,7 @@ def drain_for(
         batch_size=conf.batch_size,
         lock=lock,
         batch=batch,
-        overlap=overlaps(publisher, now),
+        overlap=overlaps(publisher, now, model),
         # A fixed `now` (scheduling.testing's runs, tests) is not paced: no time passes there.
         budget=budget_for(model) if now is None else None,
     )
@@ -214,8 +218,8 @@ def sweep_batch(
     plan = BatchPlan()
     allowance = allowance or Allowance(conf.batch_size)
     try:
-        with CYCLIC_GC.paused(), transaction.atomic():
-            cutoff = begin_batch(conf, now)
+        with CYCLIC_GC.paused(), transaction.atomic(using=database_of(model)):
+            cutoff = begin_batch(conf, now, database_of(model))
             claimed, rows = claim_batch(model, cutoff=cutoff, limit=allowance.rows, skip=set_aside)
             kept_back = model.hold_back(rows, now=cutoff) if rows else set()
             rows = [row for row in rows if row.pk not in kept_back] if kept_back else rows
@@ -233,10 +237,10 @@ def sweep_batch(
         return publish_failed(model, plan, exc, claimed=len(rows))
 
 
-def begin_batch(conf: SchedulingSettings, now: datetime | None) -> datetime:
+def begin_batch(conf: SchedulingSettings, now: datetime | None, using: str = DEFAULT) -> datetime:
     """Set the transaction's options and return the claim's cutoff."""
-    clock = configure_sweep_transaction(conf)
-    return require_aware(now, "now") if now is not None else clock or database_now()
+    clock = configure_sweep_transaction(conf, using)
+    return require_aware(now, "now") if now is not None else clock or database_now(using)
 
 
 def claim_batch(

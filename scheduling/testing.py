@@ -17,11 +17,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from celery import Task, current_app
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from scheduling import metrics
 from scheduling.conf import scheduling_settings
+from scheduling.databases import database_of
 from scheduling.locks import LocalSweepLock
 from scheduling.models import ScheduledEvent, Status, iso_utc
 from scheduling.outgoing import OutgoingTask
@@ -58,8 +59,8 @@ def run_due(
     cutoff = now if now is not None else timezone.now()
     publisher = MemoryPublisher()
     with metrics.not_recorded():  # the counters live in Redis
-        with transaction_settings_kept():
-            for model in models or scheduled_models():
+        for model in models or scheduled_models():
+            with transaction_settings_kept(database_of(model)):
                 sweep(model, now=cutoff, publisher=publisher, lock=in_process_lock(model))
         return run_handlers(publisher.published, raise_errors=raise_errors)
 
@@ -93,9 +94,10 @@ def in_process_lock(model: type[ScheduledEvent]) -> LocalSweepLock:
 
 
 @contextmanager
-def transaction_settings_kept() -> Iterator[None]:
+def transaction_settings_kept(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
     """Inside the test's transaction the sweep's SET LOCAL options would last to its end (an
     idle-in-transaction timeout that ends a slow test's session); they are put back."""
+    connection = connections[using]
     if connection.vendor != "postgresql" or not connection.in_atomic_block:
         yield
         return
@@ -156,7 +158,10 @@ def count_handled(events: Iterable[dict[str, Any]]) -> int:
     for event in events:
         if "model" in event and "pk" in event:
             pks[event["model"]].append(event["pk"])
+    models = {label: get_scheduled_model(label) for label in pks}
     return sum(
-        get_scheduled_model(label).objects.filter(pk__in=ids, handled_at__isnull=False).count()
-        for label, ids in pks.items()
+        model.objects.using(database_of(model))
+        .filter(pk__in=pks[label], handled_at__isnull=False)
+        .count()
+        for label, model in models.items()
     )

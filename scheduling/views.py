@@ -5,7 +5,7 @@ from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 from django.views.defaults import bad_request
@@ -16,15 +16,19 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from scheduling import health, metrics
+from scheduling import health, metrics, registry
 from scheduling.conf import scheduling_settings
+from scheduling.databases import database_of
 from scheduling.locks import redis_client_for_locks
 from scheduling.replicas.middleware import reads_primary
 
 
 def _check_database() -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
+    """The default database and each one a scheduled model is routed to."""
+    aliases = {DEFAULT_DB_ALIAS, *(database_of(model) for model in registry.scheduled_models())}
+    for alias in sorted(aliases):
+        with connections[alias].cursor() as cursor:
+            cursor.execute("SELECT 1")
     return "ok"
 
 

@@ -25,7 +25,7 @@ import redis
 import time_machine
 from django.conf import settings
 from django.contrib.auth.models import Permission, User
-from django.db import connection
+from django.db import connection, connections
 from rest_framework.test import APIClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,10 +42,25 @@ MARKER_FIXTURES = {
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(tier_of(item))
+        reach_every_database(item)
         fixtures = fixtures_of(item)
         for marker, needs in MARKER_FIXTURES.items():
             if fixtures & needs:
                 item.add_marker(marker)
+
+
+def reach_every_database(item: pytest.Item) -> None:
+    """A test that uses the database may use each alias: the framework's loops over every
+    scheduled model (run_due(), the purge, the metrics, the dashboard) reach tests.remoteapp's,
+    which lives on "second" (tests/settings.py). A test naming its own `databases` keeps them."""
+    marker = item.get_closest_marker("django_db")
+    if marker is None and not fixtures_of(item) & {"db", "transactional_db", "live_server"}:
+        return
+    kwargs = dict(marker.kwargs) if marker is not None else {}
+    if "databases" in kwargs or hasattr(getattr(item, "cls", None), "databases"):
+        return
+    args = marker.args if marker is not None else ()
+    item.add_marker(pytest.mark.django_db(*args, databases="__all__", **kwargs), append=False)
 
 
 def fixtures_of(item: pytest.Item) -> set[str]:
@@ -131,6 +146,11 @@ def subprocess_env(transactional_db: None) -> dict[str, str]:
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "PYTHONPATH": str(ROOT),
     }
+    if "second" in settings.DATABASES:  # tests.remoteapp's database (tests/settings.py)
+        second = connections["second"].settings_dict
+        env["SECOND_DATABASE_URL"] = (
+            f"postgres://{second['USER']}@{second['HOST']}:{second['PORT']}/{second['NAME']}"
+        )
     return env
 
 

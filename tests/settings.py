@@ -93,6 +93,7 @@ def _claim_for_this_run() -> None:
 _claim_for_this_run()
 os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
 
+from project.databases import database_config  # noqa: E402
 from project.settings import *  # noqa: E402,F403
 from project.settings import DATABASES, INSTALLED_APPS  # noqa: E402
 
@@ -101,6 +102,26 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["TEST"] = {
     "NAME": os.environ.get("TEST_DATABASE_NAME", f"test_scheduling_{os.environ['TEST_REDIS_PAIR']}")
 }
+
+# A domain on a database of its own (docs/databases.md): tests.remoteapp on "second", a second
+# PostgreSQL cluster that .ci/setup starts (ensure_second_postgres). Child processes get the
+# test database's URL in SECOND_DATABASE_URL (tests/conftest.py, subprocess_env); one that
+# assumes every scheduled table is on one database (the release bench truncates them all
+# there) is started with TEST_ONE_DATABASE=1, without it.
+if not os.environ.get("TEST_ONE_DATABASE"):
+    INSTALLED_APPS.append("tests.remoteapp")
+    SECOND_DATABASE_URL = os.environ.get(
+        "SECOND_DATABASE_URL",
+        f"postgres://postgres@127.0.0.1:{os.environ.get('SECOND_POSTGRES_PORT', '5433')}/scheduling",
+    )
+    DATABASES["second"] = database_config(
+        "SECOND_DATABASE_URL", SECOND_DATABASE_URL, conn_max_age=60, conn_health_checks=True
+    )
+    DATABASES["second"]["TEST"] = {
+        "NAME": f"test_scheduling_second_{os.environ['TEST_REDIS_PAIR']}"
+    }
+    DATABASE_ROUTERS = ["scheduling.routers.AppDatabaseRouter"]
+    SCHEDULING_DATABASES = {"remoteapp": "second"}
 
 # The fault suite kills a worker mid-task: Redis hands its unacked message to another worker
 # once this visibility timeout passes (the transport's default is an hour), checked every second

@@ -18,6 +18,7 @@ from django.db.models.sql.subqueries import UpdateQuery
 from django.utils import timezone
 
 from scheduling.actors import current_actor
+from scheduling.databases import write_db
 from scheduling.history.models import EventHistory, Kind
 
 
@@ -78,25 +79,26 @@ def changed_rows(rows: models.QuerySet[Any], change: Change) -> list[Any]:
 
 def _apply(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:
     # One statement needs no savepoint of its own; a transaction, for FOR UPDATE.
-    with transaction.atomic(using=rows.db, savepoint=False):
-        if connections[rows.db].vendor == "postgresql":
+    with transaction.atomic(using=write_db(rows), savepoint=False):
+        if connections[write_db(rows)].vendor == "postgresql":
             return _apply_in_one_statement(rows, change, returning=returning)
         changed = _apply_in_steps(rows, change)
         return changed if returning else len(changed)
 
 
 def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:
-    connection = connections[rows.db]
+    using = write_db(rows)
+    connection = connections[using]
     quote = connection.ops.quote_name
     model = rows.model
     if not rows.query.is_sliced:
         rows = rows.order_by()  # the selection's order would only cost a sort
     chosen = rows.select_for_update(of=("self",)).values_list("pk", "due_at", "status")
     try:
-        chosen_sql, chosen_params = chosen.query.get_compiler(using=rows.db).as_sql()
+        chosen_sql, chosen_params = chosen.query.get_compiler(using=using).as_sql()
     except EmptyResultSet:  # e.g. pk__in=[]: nothing can change
         return [] if returning else 0
-    update_sql, update_params = _update_sql(model, change.values, rows.db)
+    update_sql, update_params = _update_sql(model, change.values, using)
     sql = CHANGE_WITH_HISTORY.format(
         chosen=chosen_sql,
         update=update_sql,
@@ -125,13 +127,13 @@ def _apply_in_steps(rows: models.QuerySet[Any], change: Change) -> list[Any]:
         pk: (due_at, status)
         for pk, due_at, status in rows.select_for_update().values_list("pk", "due_at", "status")
     }
-    manager = rows.model._default_manager.using(rows.db)
+    manager = rows.model._default_manager.using(write_db(rows))
     manager.filter(pk__in=list(before)).update(**change.values)
     after = manager.filter(pk__in=list(before)).values_list(
         "pk", "attempts", "version", "due_at", "business_due_at", "status", "cancel_reason"
     )
     entries = [_entry(rows.model, change, before[row[0]], *row) for row in after]
-    EventHistory.objects.using(rows.db).bulk_create(entries)
+    EventHistory.objects.using(write_db(rows)).bulk_create(entries)
     return list(before)
 
 

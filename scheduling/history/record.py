@@ -7,10 +7,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from django.apps import apps
 from django.db import models
 from django.db.models.functions import Now
 
 from scheduling.actors import current_actor, process_actor
+from scheduling.databases import database_of
 from scheduling.history.models import EventHistory, Kind
 
 
@@ -37,7 +39,12 @@ def entry(
 
 
 def write(entries: Iterable[EventHistory], *, using: str | None = None) -> None:
-    EventHistory.objects.using(using).bulk_create(list(entries))
+    """Written on `using`, else on the database of the entries' scheduled model: in the
+    transaction of the row's change, which is there."""
+    entries = list(entries)
+    if entries:
+        using = using or database_of(apps.get_model(entries[0].model))
+        EventHistory.objects.using(using).bulk_create(entries)
 
 
 def late_by(at: datetime, business_time: datetime) -> float:
@@ -103,4 +110,5 @@ def publish_failed(row: Any, error: str, *, failed: bool) -> EventHistory:
 
 
 def written_for(model: type[models.Model], pk: Any) -> models.QuerySet[EventHistory]:
-    return EventHistory.objects.filter(model=model._meta.label_lower, row_id=pk)
+    history = EventHistory.objects.using(database_of(model))
+    return history.filter(model=model._meta.label_lower, row_id=pk)

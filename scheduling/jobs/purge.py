@@ -18,15 +18,16 @@ again.
 
 from typing import Any
 
-from django.db import connection
 from django.db.models import Model
+
+from scheduling.databases import connection_of
 
 
 def job_left_alone(model: type[Model]) -> str:
     """A keyed job none of whose runs is left, unchanged for the done retention: SQL over the
     alias `t`."""
     meta: Any = model._meta
-    runs = connection.ops.quote_name(meta.get_field("runs").related_model._meta.db_table)
+    runs = connection_of(model).ops.quote_name(meta.get_field("runs").related_model._meta.db_table)
     return (
         "t.updated_at < %(done_before)s"
         f" AND NOT EXISTS (SELECT 1 FROM {runs} r WHERE r.job_id = t.id)"

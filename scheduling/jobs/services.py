@@ -13,10 +13,10 @@ from functools import reduce
 from operator import or_
 from typing import Any
 
-from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
 from scheduling.conf import scheduling_settings
+from scheduling.databases import atomic_on, connection_of
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jsonvalues import JsonValueError, check_json_value
 from scheduling.models import ScheduledEventQuerySet, Status, iso_utc, require_aware
@@ -195,7 +195,7 @@ def _json_readings(text: str) -> list[Any]:
 
 
 def _json_equals(column: str, path: tuple[str, ...], value: Any) -> Q:
-    if connection.vendor == "postgresql":
+    if connection_of(Job).vendor == "postgresql":
         nested = reduce(lambda inner, key: {key: inner}, reversed(path), value)
         return Q(**{f"{column}__contains": nested})  # @>, served by the GIN index
     return Q(**{"__".join((column, *path)): value})  # the embedded SQLite mode: no @>
@@ -204,7 +204,7 @@ def _json_equals(column: str, path: tuple[str, ...], value: Any) -> Q:
 # --- services ------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@atomic_on(Job)
 def job_put(
     *,
     key: str,
@@ -262,7 +262,7 @@ def _lock_pending_runs(job: Job) -> list[ScheduledJobRun]:
     return list(job.runs.select_for_update().filter(status=Status.PENDING).order_by("pk"))
 
 
-@transaction.atomic
+@atomic_on(Job)
 def job_patch(
     *,
     key: str,
@@ -283,20 +283,20 @@ def job_patch(
     return job
 
 
-@transaction.atomic
+@atomic_on(Job)
 def job_delete(*, key: str) -> int:
     """Cancel a job's pending runs; the job and its history stay. Returns the runs cancelled."""
     job = Job.objects.select_for_update().get(key=key)
     return ScheduledJobRun.objects.filter(job=job).cancel("job deleted")
 
 
-@transaction.atomic
+@atomic_on(Job)
 def job_cancel_many(*, selection: JobFilter, reason: str = "") -> int:
     """Cancel the pending runs of the selected jobs; returns how many."""
     return _locked(selection).cancel(reason)
 
 
-@transaction.atomic
+@atomic_on(Job)
 def job_reschedule_many(
     *, selection: JobFilter, due_at: datetime | None = None, shift: timedelta | None = None
 ) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 from django.db import transaction
 from prometheus_client.utils import floatToGoString
 
+from scheduling.databases import database_of
 from scheduling.locks import redis_client_for_locks
 from scheduling.metrics.logs import BatchIds, batch_ids, log_published
 from scheduling.models import ScheduledEvent
@@ -53,9 +54,9 @@ def not_recorded() -> Iterator[None]:
         _recording.reset(token)
 
 
-def _after_commit(callback: Callable[[], None]) -> None:
+def _after_commit(model: type[ScheduledEvent], callback: Callable[[], None]) -> None:
     if _recording.get():
-        transaction.on_commit(callback, robust=True)
+        transaction.on_commit(callback, using=database_of(model), robust=True)
 
 
 def label(model: type[ScheduledEvent]) -> str:
@@ -78,7 +79,7 @@ def record_published(
     if rows:
         lateness = [(cutoff - row.due_at).total_seconds() for row in rows]
         ids = batch_ids(rows)
-        _after_commit(lambda: _published(label(model), lateness, ids, held=held))
+        _after_commit(model, lambda: _published(label(model), lateness, ids, held=held))
 
 
 def record_sweep(
@@ -103,7 +104,7 @@ def record_sweep(
 
 def record_handled(model: type[ScheduledEvent]) -> None:
     """Called inside the handling's transaction: counted once it commits."""
-    _after_commit(lambda: _write(lambda pipe: _count(pipe, label(model), "handled")))
+    _after_commit(model, lambda: _write(lambda pipe: _count(pipe, label(model), "handled")))
 
 
 def record_handle_failure(model: type[ScheduledEvent], *, retried: bool) -> None:
@@ -112,7 +113,7 @@ def record_handle_failure(model: type[ScheduledEvent], *, retried: bool) -> None
         if retried:
             _count(pipe, label(model), "redelivered")
 
-    _after_commit(lambda: _write(write))
+    _after_commit(model, lambda: _write(write))
 
 
 def _published(model_label: str, lateness: list[float], ids: BatchIds, *, held: bool) -> None:

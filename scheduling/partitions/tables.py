@@ -6,8 +6,9 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
+from scheduling.databases import connection_of
 from scheduling.partitions.catalog import Partition, partitions_of, table_is_partitioned
 from scheduling.partitions.convert import Conversion, Target, convert_table
 from scheduling.partitions.maintain import Maintenance, maintain_table
@@ -18,8 +19,8 @@ log = logging.getLogger(__name__)
 
 
 def connection_for(model: Any) -> Any:
-    """The connection a model's table lives on (one database today)."""
-    return connection
+    """The connection a model's table lives on (the routers' write database for it)."""
+    return connection_of(model)
 
 
 def clock(conn: Any) -> datetime:
@@ -101,5 +102,5 @@ def drop_purgeable(model: Any, limits: Any) -> Dropped:
     cutoff = max(limits.done_before, limits.failed_before)
     conn = connection_for(model)
     return drop_done_partitions(
-        conn, model._meta.db_table, done_condition(model), cutoff_params(limits), cutoff
+        conn, model._meta.db_table, done_condition(model), cutoff_params(limits, model), cutoff
     )

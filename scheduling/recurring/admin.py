@@ -25,6 +25,7 @@ from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
 from scheduling.calendars.forms import NamesField
 from scheduling.calendars.rules import CalendarError
+from scheduling.databases import database_of
 from scheduling.models import Status
 from scheduling.recurring.calendars import CalendarPolicy, PlannedFire, schedule_plan
 from scheduling.recurring.cron import CronError, time_zone
@@ -236,7 +237,7 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
     @admin.action(description="Materialise a missing next occurrence", permissions=["change"])
     def ensure_next(self, request: HttpRequest, queryset: QuerySet[RecurringSchedule]) -> None:
         for schedule in queryset:
-            with transaction.atomic():
+            with transaction.atomic(using=database_of(RecurringSchedule)):
                 locked = RecurringSchedule.objects.select_for_update().get(pk=schedule.pk)
                 occurrence_ensure(schedule=locked)
         messages.success(request, "Every selected enabled schedule has its next occurrence.")

@@ -16,6 +16,7 @@ from django.db import models, transaction
 
 from scheduling.calendars.rules import MICROSECOND, CalendarError, Excluding
 from scheduling.calendars.store import dependents, rules_for, unknown
+from scheduling.databases import database_of
 from scheduling.recurring.policies import fires_left
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def schedules_replan(*, calendar: str) -> int:
     from scheduling.recurring.models import RecurringSchedule
 
     ids = [pk for pk, _ in _naming(dependents(calendar))]
-    with transaction.atomic():
+    with transaction.atomic(using=database_of(RecurringSchedule)):
         for schedule in RecurringSchedule.objects.select_for_update().filter(pk__in=ids):
             # Loaded state unknown counts as changed: save() bumps the version, cancels the
             # pending occurrences and materialises the next ones under the new calendars.

@@ -24,6 +24,7 @@ from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
+from scheduling.databases import database_of
 from scheduling.models import ScheduledEvent, Status, iso_utc
 from scheduling.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.recurring import cron
@@ -152,7 +153,7 @@ class RecurringSchedule(SchedulePolicies):
 
         self.clean()
         resume_from = track_pause(self)
-        with transaction.atomic():
+        with transaction.atomic(using=database_of(RecurringSchedule)):
             if not self._state.adding:
                 saved = _save_existing(self, *args, resume_from=resume_from, **kwargs)
                 self.next_fire_at = _due_at(saved)
@@ -165,7 +166,7 @@ class RecurringSchedule(SchedulePolicies):
         self._loaded = _snapshot(self)
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
-        with transaction.atomic():
+        with transaction.atomic(using=database_of(RecurringSchedule)):
             # Lock the schedule first (the sweep then skips it), then wait out a sweep that is
             # delivering its occurrence, so no successor appears between the two deletes.
             RecurringSchedule.objects.select_for_update().filter(pk=self.pk).first()

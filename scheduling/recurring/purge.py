@@ -2,8 +2,7 @@
 
 from typing import Any
 
-from django.db import connection
-
+from scheduling.databases import connection_of
 from scheduling.models import ScheduledEvent, Status
 
 
@@ -14,9 +13,10 @@ def latest_fire(model: type[ScheduledEvent]) -> str:
     # no pending occurrence (enabled again, repaired, edited while a sweep skipped it) would
     # restart from now: fire_all would lose the fire times missed in between. So that one row
     # per schedule stays, however old; older ones, other versions and manual triggers go.
-    table = connection.ops.quote_name(model._meta.db_table)
+    quote = connection_of(model).ops.quote_name
+    table = quote(model._meta.db_table)
     meta: Any = model._meta
-    schedules = connection.ops.quote_name(meta.get_field("schedule").related_model._meta.db_table)
+    schedules = quote(meta.get_field("schedule").related_model._meta.db_table)
     return f"""
         NOT t.manual
         AND t.schedule_version = (SELECT s.version FROM {schedules} s WHERE s.id = t.schedule_id)

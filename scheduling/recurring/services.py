@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import models, transaction
 from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
+from scheduling.databases import connection_of, database_of
 from scheduling.history import bulk
 from scheduling.history.models import Kind
 from scheduling.models import Status
@@ -68,7 +69,7 @@ def insert_pending(successors: Sequence[Successor]) -> int:
     index): the first one stands."""
     if not successors:
         return 0
-    if connection.vendor != "postgresql":
+    if connection_of(ScheduledOccurrence).vendor != "postgresql":
         rows = [
             ScheduledOccurrence(
                 schedule_id=s.schedule_id,
@@ -85,7 +86,7 @@ def insert_pending(successors: Sequence[Successor]) -> int:
     # One statement over arrays: the ORM's bulk_create spends more time building the
     # statement for a 1000-row batch than PostgreSQL spends running it.
     arrays: list[list[Any]] = [list(column) for column in zip(*successors, strict=True)]
-    with connection.cursor() as cursor:
+    with connection_of(ScheduledOccurrence).cursor() as cursor:
         cursor.execute(INSERT_PENDING, arrays)
         return cursor.rowcount
 
@@ -99,7 +100,7 @@ def _hold_schedules(rows: list[ScheduledOccurrence]) -> dict[int, int]:
     """
     if not rows:
         return {}
-    if connection.vendor != "postgresql":
+    if connection_of(ScheduledOccurrence).vendor != "postgresql":
         held = _lock_schedules({row.schedule_id for row in rows})
         _record_last_fired([r for r in rows if r.schedule_id in held])
         counts = RecurringSchedule.objects.filter(pk__in=held).values_list("pk", "fire_count")
@@ -107,7 +108,7 @@ def _hold_schedules(rows: list[ScheduledOccurrence]) -> dict[int, int]:
     ids = [row.schedule_id for row in rows]
     fired = [row.due_at if row.status == Status.DELIVERED else None for row in rows]
     first = [row.attempts == 0 for row in rows]  # attempts counts earlier publications
-    with connection.cursor() as cursor:
+    with connection_of(ScheduledOccurrence).cursor() as cursor:
         cursor.execute(HOLD_SCHEDULES, [ids, fired, first, ids])
         return dict(cursor.fetchall())
 
@@ -260,7 +261,7 @@ def schedules_repair(*, limit: int = 10_000) -> int:
     unfinished = broken.filter(Q(ends_at__isnull=True) | Q(ends_at__gt=Now()))
     repaired = 0
     for pk in unfinished.order_by("pk").values_list("pk", flat=True)[:limit]:
-        with transaction.atomic():
+        with transaction.atomic(using=database_of(RecurringSchedule)):
             # SKIP LOCKED: a schedule being edited is materialised by its editor.
             locked = RecurringSchedule.objects.select_for_update(skip_locked=True)
             schedule = locked.filter(pk=pk).first()
@@ -296,7 +297,7 @@ def schedule_set_enabled(*, schedule: RecurringSchedule, enabled: bool) -> bool:
 def occurrence_skip(*, occurrence: ScheduledOccurrence) -> bool:
     """Cancel one pending occurrence and materialise the one after it; False if it was no
     longer pending."""
-    with transaction.atomic():
+    with transaction.atomic(using=database_of(RecurringSchedule)):
         # The schedule first, as every editor does (see the module docstring).
         schedule = RecurringSchedule.objects.select_for_update().get(pk=occurrence.schedule_id)
         if not ScheduledOccurrence.objects.filter(pk=occurrence.pk).cancel("skipped"):

@@ -44,7 +44,9 @@ def run_bench(env: dict[str, str]) -> dict[str, float]:
 def test_every_row_is_accounted_for_and_no_email_goes_twice(
     subprocess_env: dict[str, str],
 ) -> None:
-    shown = run_bench(subprocess_env)
+    # The bench empties every other scheduled table on its database: tests.remoteapp's (on a
+    # database of its own) is left out of its process.
+    shown = run_bench({**subprocess_env, "TEST_ONE_DATABASE": "1"})
 
     sent = shown["emails sent (counted by the provider)"]
     failed = shown["rows left for a person (failed)"]

@@ -23,6 +23,8 @@ from rest_framework.test import APIClient
 
 from scheduling.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
+from tests.remoteapp.models import Account as RemoteAccount
+from tests.remoteapp.models import ScheduledReminder
 from tests.security.world import World
 from tests.testapp.models import ScheduledNotice, ScheduledOnce, ScheduledPing
 from trainings.kinds import Phase
@@ -254,6 +256,8 @@ def seed_admin_rows(world: World) -> None:
     row: ScheduledPing = ScheduledPingFactory()  # type: ignore[assignment]
     ScheduledNotice.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
     ScheduledOnce.objects.create(ping_id=row.ping_id, due_at=ping_due_at())
+    remote = RemoteAccount.objects.create(name="remote")  # on its own database ("second")
+    ScheduledReminder.objects.create(account=remote, due_at=ping_due_at())
     # django-axes' records of sign-ins (its admin lists them; a lockout is lifted there).
     sign_in = {"username": "ann", "ip_address": "192.0.2.1", "user_agent": "ua"}
     AccessAttempt.objects.create(**sign_in, failures_since_start=1, attempt_time=timezone.now())

@@ -11,6 +11,8 @@ from purchases.services import DOWNLOAD_SALT, purchase_create
 from scheduling.calendars.models import Calendar
 from scheduling.jobs.services import job_put
 from scheduling.recurring.models import RecurringSchedule
+from tests.remoteapp.models import Account as RemoteAccount
+from tests.remoteapp.models import ScheduledReminder
 from tests.testapp.models import (
     Ping,
     ScheduledNotice,
@@ -105,7 +107,10 @@ def office_calendar() -> Calendar:
 
 
 def test_only_rows() -> None:
-    """A row of each test-only scheduled model (tests.testapp): their event routes too."""
+    """A row of each test-only scheduled model (tests.testapp, and tests.remoteapp on its own
+    database): their event routes too."""
     ping = Ping.objects.create(name="ping")
     for model in (ScheduledPing, ScheduledPingPartitioned, ScheduledOnce, ScheduledNotice):
         model.objects.create(ping=ping, due_at=FUTURE)
+    remote = RemoteAccount.objects.create(name="remote")
+    ScheduledReminder.objects.create(account=remote, due_at=FUTURE)

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db.models import Min
 
 from scheduling.clock import database_now
+from scheduling.databases import database_of
 from scheduling.models import ScheduledEvent, Status
 from scheduling.registry import scheduled_models
 
@@ -34,8 +35,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        now = database_now()
-        report = [model_status(model, now) for model in scheduled_models()]
+        # Each model's "now" by the clock of the database it is on.
+        report = [
+            model_status(model, database_now(database_of(model))) for model in scheduled_models()
+        ]
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
