@@ -42,6 +42,8 @@ class PartitionByDueTime(Operation):
         if conn.vendor != "postgresql":
             return  # the embedded mode (SQLite): one plain table
         model = to_state.apps.get_model(app_label, self.model_name)
+        if not self.allow_migrate_model(conn.alias, model):
+            return  # the routers keep this model's table on another database
         spec = DuePartitions(interval=as_interval(self.interval), premake=self.premake)
         target = Target(conn, model._meta.db_table, model._meta.pk.column, spec)
         now = clock(conn)
