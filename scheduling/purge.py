@@ -92,7 +92,7 @@ def cutoffs(now: datetime | None = None, using: str = DEFAULT_DB_ALIAS) -> Cutof
     )
 
 
-def done_condition(model: type[Model]) -> str:
+def done_condition(model: type[Model], *, kept_too: bool = True) -> str:
     """SQL over the alias `t`: the row is done and past its retention (and not kept)."""
     if not issubclass(model, ScheduledEvent):
         return extensions.purged[model._meta.label](model)
@@ -106,7 +106,7 @@ def done_condition(model: type[Model]) -> str:
         f" OR t.status IN ('{Status.FAILED.value}', '{Status.EXPIRED.value}')"
         " AND t.updated_at < %(failed_before)s)"
     )
-    kept = extensions.kept.get(model._meta.label)
+    kept = extensions.kept.get(model._meta.label) if kept_too else None
     return condition if kept is None else f"{condition} AND NOT ({kept(model)})"
 
 

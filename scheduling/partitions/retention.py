@@ -7,6 +7,11 @@ short lock_timeout: ACCESS EXCLUSIVE on the parent for a catalog change (millise
 granted); a busy table makes it give up, and the next hourly run tries again. The rows are
 checked again once detached: one that stopped being purgeable meanwhile puts the partition
 back. History entries of the dropped rows are left to purge.py's walk of orphaned entries.
+
+The whole rule is checked before the detach; once detached, only its cheap part (status and
+times, one scan): a model's keep rule (recurring's newest fire of a schedule) costs an index
+probe a row, and what it reads (newer fires, the schedule's version) only ever turns a kept
+row purgeable, never the reverse.
 """
 
 from __future__ import annotations
@@ -43,18 +48,24 @@ def past(partition: Partition, cutoff: datetime) -> bool:
 
 
 def drop_done_partitions(
-    connection: Any, table: str, condition: str, params: dict[str, Any], cutoff: datetime
+    connection: Any,
+    table: str,
+    conditions: tuple[str, str],
+    params: dict[str, Any],
+    cutoff: datetime,
 ) -> Dropped:
-    """`condition`: SQL over the alias `t`, true for a purgeable row."""
+    """`conditions`: SQL over the alias `t`, true for a row done past its retention, without
+    and with the model's keep rule (the second: purgeable)."""
     dropped = Dropped()
+    done, condition = conditions
     for partition in partitions_of(connection, table):
         if not past(partition, cutoff):
             continue
         rows = all_purgeable(connection, partition.name, condition, params)
         if rows is None:
-            continue  # a row in it is not done: left to the row-wise purge
+            continue  # a row in it is not done, or kept: left to the row-wise purge
         try:
-            gone = detach(connection, table, partition, condition, params)
+            gone = detach(connection, table, partition, done, params)
         except OperationalError as exc:  # the lock_timeout: a busy table; the next run
             log.warning("partition %s not dropped this time: %s", partition.name, exc)
             continue
@@ -66,10 +77,11 @@ def drop_done_partitions(
 
 def all_purgeable(connection: Any, name: str, condition: str, params: dict[str, Any]) -> int | None:
     """How many rows the partition holds, if every one of them is purgeable; else None."""
-    ((rows, kept),) = fetch(
-        connection,
-        f"SELECT count(*), count(*) FILTER (WHERE ({condition}) IS NOT TRUE)"
-        f" FROM {quote(connection, name)} AS t",
+    table = quote(connection, name)
+    ((kept, rows),) = fetch(
+        connection,  # EXISTS stops at the first row kept: a partition not ready costs little
+        f"SELECT EXISTS (SELECT 1 FROM {table} AS t WHERE ({condition}) IS NOT TRUE),"
+        f" (SELECT count(*) FROM {table})",
         params,
     )
     return None if kept else int(rows)

@@ -101,6 +101,7 @@ def drop_purgeable(model: Any, limits: Any) -> Dropped:
         return Dropped()
     cutoff = max(limits.done_before, limits.failed_before)
     conn = connection_for(model)
+    conditions = (done_condition(model, kept_too=False), done_condition(model))
     return drop_done_partitions(
-        conn, model._meta.db_table, done_condition(model), cutoff_params(limits, model), cutoff
+        conn, model._meta.db_table, conditions, cutoff_params(limits, model), cutoff
     )

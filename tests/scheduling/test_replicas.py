@@ -31,7 +31,7 @@ from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.jobs.conftest import JOBS, put_job
 from tests.testapp.models import ScheduledPing
 
-pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica"])
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica", "second"])
 
 PINGS = "/api/events/testapp/scheduledping/"
 ROUTER = "scheduling.replicas.ReplicaRouter"
@@ -69,7 +69,7 @@ def statements() -> Iterator[Statements]:
 @pytest.fixture
 def replica_reads(settings: Any) -> Iterator[None]:
     settings.SCHEDULING_READ_REPLICAS = {"default": ["replica"]}
-    settings.DATABASE_ROUTERS = [ROUTER]
+    settings.DATABASE_ROUTERS = [ROUTER, *settings.DATABASE_ROUTERS]
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, MIDDLEWARE]
     choice._down.clear()
     yield
@@ -103,7 +103,7 @@ def test_an_api_list_get_reads_the_replica(replica_reads, api):
 
 def test_without_the_middleware_every_read_stays_on_the_primary(settings, api):
     settings.SCHEDULING_READ_REPLICAS = {"default": ["replica"]}
-    settings.DATABASE_ROUTERS = [ROUTER]
+    settings.DATABASE_ROUTERS = [ROUTER, *settings.DATABASE_ROUTERS]
     ScheduledPingFactory()
 
     with statements() as seen:
