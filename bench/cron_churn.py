@@ -1,0 +1,181 @@
+"""cron_scale's day of churn and retention, in bulk SQL.
+
+CHURN of the loaded schedules (one in every N // CHURN, spread over the table as a day's fires
+are) are delivered as the sweep does, on two days past retention: each pending occurrence
+becomes delivered (the sweep's own UPDATE) and its successor, a day later, is inserted, in one
+statement a batch. Two days because the purge keeps each schedule's newest fire
+(scheduling/recurring/purge.py): the first day's rows are purgeable, the second's are those
+newest fires. A real day of N daily schedules is N such deliveries; CHURN is a share of it.
+
+Their pending occurrences are first moved to the first day (a setup, then VACUUM), as if they
+had waited there. Then the project's purge runs on that day's done rows: row-wise on the plain
+table, a partition dropped on the partitioned one; on the plain table under a time budget, the
+whole walk extrapolated from its rate when the budget cuts it.
+"""
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+
+from bench.common import vacuum
+from bench.cron_load import columns, occurrence_columns, progress
+from bench.cron_report import note, phase
+from scheduling.conf import scheduling_settings
+from scheduling.purge import PurgeResult, purge_model
+from scheduling.recurring.models import ScheduledOccurrence
+
+BATCH = 50_000  # occurrences a statement
+TABLES = ("recurring_schedule", "scheduled_occurrence")
+RELATIONS = "SELECT relid FROM pg_partition_tree(%s) UNION SELECT %s::regclass"
+PENDING_INDEX = "%%(due_at, id) WHERE%%pending%%"  # the claim's index, by its definition
+
+DELIVER = """
+WITH done AS (
+    UPDATE scheduled_occurrence o SET status = 'delivered', delivered_at = o.due_at,
+        attempts = o.attempts + 1, last_error = '', updated_at = o.due_at
+    WHERE o.status = 'pending' AND NOT o.manual AND NOT o.catch_up
+        AND o.schedule_id BETWEEN %(first)s AND %(last)s AND mod(o.schedule_id, %(every)s) = 0
+        AND o.due_at >= %(day)s AND o.due_at < %(day)s + interval '1 day'
+    RETURNING o.schedule_id AS id, o.due_at
+)
+INSERT INTO scheduled_occurrence ({names}) SELECT {values} FROM done s
+"""
+BACKDATE = """
+UPDATE scheduled_occurrence o SET due_at = %(day)s + (mod(o.schedule_id, 86399) + 1)
+    * interval '1 second'
+WHERE o.status = 'pending' AND NOT o.manual AND NOT o.catch_up
+    AND o.schedule_id BETWEEN %(first)s AND %(last)s AND mod(o.schedule_id, %(every)s) = 0
+"""
+
+
+@dataclass(frozen=True)
+class Churn:
+    rows: int  # deliveries a day
+    every: int  # one schedule in `every` is churned
+    last: int  # the last loaded schedule's id
+    purge_budget: float  # seconds
+
+
+def day_past_retention() -> datetime:
+    """Midnight UTC, two days before the first day whose done rows are kept."""
+    days = scheduling_settings().keep_done_days + 2
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT date_trunc('day', now()) - %s * interval '1 day'", [days])
+        return cursor.fetchone()[0]
+
+
+def in_batches(statement: str, churn: Churn, what: str, **params: datetime) -> int:
+    """`statement` over the churned schedules, BATCH of them a statement; rows changed."""
+    changed, started, span = 0, time.perf_counter(), BATCH * churn.every
+    for first in range(1, churn.last + 1, span):
+        bounds = {"first": first, "last": min(churn.last, first + span - 1), "every": churn.every}
+        with connection.cursor() as cursor:
+            cursor.execute(statement, {**params, **bounds})
+            changed += cursor.rowcount
+        if (first // span) % 10 == 9 or first + span > churn.last:
+            progress(what, changed, churn.rows, started)
+    return changed
+
+
+def deliver_day(churn: Churn, day: datetime, label: str) -> float:
+    names, values = columns(ScheduledOccurrence, occurrence_columns("s.due_at + interval '1 day'"))
+    started = time.perf_counter()
+    statement = DELIVER.format(names=names, values=values)
+    delivered = in_batches(statement, churn, f"{label}: delivered", day=day)
+    seconds = time.perf_counter() - started
+    note(f"churn, {label}: deliveries with successor", delivered, "rows")
+    note(f"churn, {label}: rate", delivered / seconds if seconds else 0.0, "rows/s")
+    return seconds
+
+
+def run_churn(churn: Churn, schedules: int) -> None:
+    day = day_past_retention()
+    with phase(f"churn setup: {churn.rows:,} pending occurrences moved to {day:%Y-%m-%d}"):
+        in_batches(BACKDATE, churn, "moved", day=day)
+        vacuum("scheduled_occurrence")
+    before = pending_index_bytes()
+    with phase("churn: two days of deliveries"):
+        seconds = deliver_day(churn, day, "day 1")
+        seconds += deliver_day(churn, next_day(day), "day 2")
+    note(
+        "churn: seconds a real day would take (x N / CHURN)",
+        seconds / 2 * schedules / churn.rows,
+        "s",
+    )
+    after = pending_index_bytes()
+    with phase(f"purge of {day:%Y-%m-%d}'s done rows"):
+        purge(churn, day)
+    note("claim's index (pending, due_at id), before churn", before / 2**20, "MiB")
+    note("claim's index (pending, due_at id), after churn", after / 2**20, "MiB")
+    note("claim's index (pending, due_at id), after purge", pending_index_bytes() / 2**20, "MiB")
+    disk_sizes()
+
+
+def next_day(day: datetime) -> datetime:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::timestamptz + interval '1 day'", [day])
+        return cursor.fetchone()[0]
+
+
+def purge(churn: Churn, day: datetime) -> None:
+    started = time.perf_counter()
+    result = purge_model(ScheduledOccurrence, deadline=time.monotonic() + churn.purge_budget)
+    seconds = time.perf_counter() - started
+    note("purge: rows deleted", result.deleted, "rows")
+    note("purge: rows examined", result.examined, "rows")
+    note("purge: seconds", seconds, "s")
+    left = rows_of_day(day)
+    note("purge: that day's rows left", left, "rows")
+    if result.resume_after is not None:
+        whole = extrapolated(result, seconds)
+        print(f"    the time budget ({churn.purge_budget:g} s) cut the walk: extrapolated below")
+        note("purge: whole walk, extrapolated from its rate", whole, "s")
+
+
+def extrapolated(result: PurgeResult, seconds: float) -> float:
+    """The whole walk's seconds at the rate of its first part: rows examined a second, over
+    every row of the table (the churned rows are spread evenly over the walk's order)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM scheduled_occurrence")
+        rows = int(cursor.fetchone()[0])
+    return seconds * rows / max(result.examined, 1)
+
+
+def rows_of_day(day: datetime) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM scheduled_occurrence"
+            " WHERE due_at >= %s AND due_at < %s::timestamptz + interval '1 day'",
+            [day, day],
+        )
+        return int(cursor.fetchone()[0])
+
+
+def pending_index_bytes() -> int:
+    """The claim's partial index on (due_at, id), summed over the partitions if any."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(sum(pg_relation_size(i.indexrelid)), 0) FROM pg_index i"
+            f" WHERE i.indrelid IN ({RELATIONS})"
+            f" AND pg_get_indexdef(i.indexrelid) LIKE '{PENDING_INDEX}'",
+            ["scheduled_occurrence", "scheduled_occurrence"],
+        )
+        return int(cursor.fetchone()[0])
+
+
+def disk_sizes() -> None:
+    """Rows, heap and indexes of both tables (over their partitions), in MiB."""
+    with connection.cursor() as cursor:
+        for table in TABLES:
+            cursor.execute(
+                "SELECT coalesce(sum(pg_table_size(relid)), 0),"
+                f" coalesce(sum(pg_indexes_size(relid)), 0) FROM ({RELATIONS}) AS tree",
+                [table, table],
+            )
+            heap, indexes = cursor.fetchone()
+            cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(table)}")
+            note(f"{table} rows", cursor.fetchone()[0], "rows")
+            note(f"{table} heap", heap / 2**20, "MiB")
+            note(f"{table} indexes", indexes / 2**20, "MiB")
