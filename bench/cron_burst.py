@@ -123,6 +123,7 @@ def record_burst(count: int, late: list[float]) -> None:
     note(
         "burst: sweep rate, first to last published", (len(late) - 1) / span if span else 0.0, "/s"
     )
+    note("burst: first published - scheduled", late[0], "s")
     note("burst: p50 published - scheduled", percentile(late, 0.50), "s")
     note("burst: p99 published - scheduled", percentile(late, 0.99), "s")
     note("burst: max published - scheduled", late[-1], "s")

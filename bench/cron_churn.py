@@ -1,34 +1,39 @@
 """cron_scale's day of churn and retention, in bulk SQL.
 
 CHURN of the loaded schedules (one in every N // CHURN, spread over the table as a day's fires
-are) are delivered as the sweep does, on two days past retention: each pending occurrence
-becomes delivered (the sweep's own UPDATE) and its successor, a day later, is inserted, in one
+are) are delivered as the sweep does, on two consecutive days: each pending occurrence becomes
+delivered (the sweep's own UPDATE) and its successor, a day later, is inserted, in one
 statement a batch. Two days because the purge keeps each schedule's newest fire
 (scheduling/recurring/purge.py): the first day's rows are purgeable, the second's are those
 newest fires. A real day of N daily schedules is N such deliveries; CHURN is a share of it.
 
-Their pending occurrences are first moved to the first day (a setup, then VACUUM), as if they
-had waited there. Then the project's purge runs on that day's done rows: row-wise on the plain
-table, a partition dropped on the partitioned one; on the plain table under a time budget, the
-whole walk extrapolated from its rate when the budget cuts it.
+The two days lie a week ahead (DAYS_AHEAD), past every loaded row, so that on the partitioned
+layout they are day partitions of their own, as every day is once a converted table's old rows
+are gone; the purge then runs with its clock (`now`) set to when the first day is past
+retention. Their pending occurrences are first moved to the first day (a setup, then VACUUM),
+as if they had been due then all along. The purge is the project's: a partition dropped on the
+partitioned table, then (on either layout) the row-wise walk, under a time budget, the whole
+walk extrapolated from its rate when the budget cuts it.
 """
 
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import connection
 
 from bench.common import vacuum
+from bench.cron_layout import is_partitioned, partitions
 from bench.cron_load import columns, occurrence_columns, progress
 from bench.cron_report import note, phase
 from scheduling.conf import scheduling_settings
-from scheduling.purge import PurgeResult, purge_model
+from scheduling.purge import PurgeResult, cutoffs, purge_model
 from scheduling.recurring.models import ScheduledOccurrence
 
 BATCH = 50_000  # occurrences a statement
 TABLES = ("recurring_schedule", "scheduled_occurrence")
 RELATIONS = "SELECT relid FROM pg_partition_tree(%s) UNION SELECT %s::regclass"
+DAYS_AHEAD = 6  # past the loaded rows (the partitioned table's old partition ends before)
 PENDING_INDEX = "%%(due_at, id) WHERE%%pending%%"  # the claim's index, by its definition
 
 DELIVER = """
@@ -58,11 +63,10 @@ class Churn:
     purge_budget: float  # seconds
 
 
-def day_past_retention() -> datetime:
-    """Midnight UTC, two days before the first day whose done rows are kept."""
-    days = scheduling_settings().keep_done_days + 2
+def churn_day() -> datetime:
+    """Midnight UTC, DAYS_AHEAD days from today."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT date_trunc('day', now()) - %s * interval '1 day'", [days])
+        cursor.execute("SELECT date_trunc('day', now()) + %s * interval '1 day'", [DAYS_AHEAD])
         return cursor.fetchone()[0]
 
 
@@ -91,14 +95,14 @@ def deliver_day(churn: Churn, day: datetime, label: str) -> float:
 
 
 def run_churn(churn: Churn, schedules: int) -> None:
-    day = day_past_retention()
+    day = churn_day()
     with phase(f"churn setup: {churn.rows:,} pending occurrences moved to {day:%Y-%m-%d}"):
         in_batches(BACKDATE, churn, "moved", day=day)
         vacuum("scheduled_occurrence")
     before = pending_index_bytes()
     with phase("churn: two days of deliveries"):
         seconds = deliver_day(churn, day, "day 1")
-        seconds += deliver_day(churn, next_day(day), "day 2")
+        seconds += deliver_day(churn, day + timedelta(days=1), "day 2")
     note(
         "churn: seconds a real day would take (x N / CHURN)",
         seconds / 2 * schedules / churn.rows,
@@ -113,25 +117,26 @@ def run_churn(churn: Churn, schedules: int) -> None:
     disk_sizes()
 
 
-def next_day(day: datetime) -> datetime:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT %s::timestamptz + interval '1 day'", [day])
-        return cursor.fetchone()[0]
-
-
 def purge(churn: Churn, day: datetime) -> None:
+    """The first day's done rows purged, by the clock of the day they pass retention."""
+    now = day + timedelta(days=scheduling_settings().keep_done_days + 1)
+    if is_partitioned():
+        started = time.perf_counter()
+        dropped = partitions().drop_purgeable(ScheduledOccurrence, cutoffs(now))
+        note("purge: partitions dropped", len(dropped.partitions), "partitions")
+        note("purge: rows in them", dropped.rows, "rows")
+        note("purge: seconds to drop them", time.perf_counter() - started, "s")
     started = time.perf_counter()
-    result = purge_model(ScheduledOccurrence, deadline=time.monotonic() + churn.purge_budget)
+    deadline = time.monotonic() + churn.purge_budget
+    result = purge_model(ScheduledOccurrence, now=now, deadline=deadline)
     seconds = time.perf_counter() - started
-    note("purge: rows deleted", result.deleted, "rows")
-    note("purge: rows examined", result.examined, "rows")
-    note("purge: seconds", seconds, "s")
-    left = rows_of_day(day)
-    note("purge: that day's rows left", left, "rows")
+    note("purge, row-wise walk: rows deleted", result.deleted, "rows")
+    note("purge, row-wise walk: rows examined", result.examined, "rows")
+    note("purge, row-wise walk: seconds", seconds, "s")
+    note("purge: that day's rows left", rows_of_day(day), "rows")
     if result.resume_after is not None:
-        whole = extrapolated(result, seconds)
         print(f"    the time budget ({churn.purge_budget:g} s) cut the walk: extrapolated below")
-        note("purge: whole walk, extrapolated from its rate", whole, "s")
+        note("purge, row-wise walk: whole, extrapolated", extrapolated(result, seconds), "s")
 
 
 def extrapolated(result: PurgeResult, seconds: float) -> float:
@@ -174,7 +179,7 @@ def disk_sizes() -> None:
                 f" coalesce(sum(pg_indexes_size(relid)), 0) FROM ({RELATIONS}) AS tree",
                 [table, table],
             )
-            heap, indexes = cursor.fetchone()
+            heap, indexes = (int(size) for size in cursor.fetchone())
             cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(table)}")
             note(f"{table} rows", cursor.fetchone()[0], "rows")
             note(f"{table} heap", heap / 2**20, "MiB")
