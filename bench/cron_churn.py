@@ -47,7 +47,7 @@ WITH done AS (
 )
 INSERT INTO scheduled_occurrence ({names}) SELECT {values} FROM done s
 """
-BACKDATE = """
+MOVE = """
 UPDATE scheduled_occurrence o SET due_at = %(day)s + (mod(o.schedule_id, 86399) + 1)
     * interval '1 second'
 WHERE o.status = 'pending' AND NOT o.manual AND NOT o.catch_up
@@ -97,7 +97,7 @@ def deliver_day(churn: Churn, day: datetime, label: str) -> float:
 def run_churn(churn: Churn, schedules: int) -> None:
     day = churn_day()
     with phase(f"churn setup: {churn.rows:,} pending occurrences moved to {day:%Y-%m-%d}"):
-        in_batches(BACKDATE, churn, "moved", day=day)
+        in_batches(MOVE, churn, "moved", day=day)
         vacuum("scheduled_occurrence")
     before = pending_index_bytes()
     with phase("churn: two days of deliveries"):
@@ -126,6 +126,9 @@ def purge(churn: Churn, day: datetime) -> None:
         note("purge: partitions dropped", len(dropped.partitions), "partitions")
         note("purge: rows in them", dropped.rows, "rows")
         note("purge: seconds to drop them", time.perf_counter() - started, "s")
+        # Every partition wholly before the cutoff: the churned day's and the empty ones
+        # between the converted table's old partition and it.
+        print(f"    dropped: {', '.join(dropped.partitions) or 'none'}")
     started = time.perf_counter()
     deadline = time.monotonic() + churn.purge_budget
     result = purge_model(ScheduledOccurrence, now=now, deadline=deadline)

@@ -59,8 +59,10 @@ def prepare_layout(layout: str) -> None:
     else:
         with phase("conversion to partitions by day"):
             started = time.perf_counter()
-            module.convert(ScheduledOccurrence, interval=INTERVAL)
+            done = module.convert(ScheduledOccurrence, interval=INTERVAL)
             note("conversion to partitions by day", time.perf_counter() - started, "s")
+        for step, seconds in getattr(done, "steps", []):
+            print(f"    {step}: {seconds:,.1f} s")
     with phase("partition maintenance"):
         started = time.perf_counter()
         module.maintain(ScheduledOccurrence)
