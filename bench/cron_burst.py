@@ -25,9 +25,9 @@ PROGRESS = 5.0  # seconds between two progress lines while it drains
 
 def arm_burst(count: int, *, queue: str, template: str, insert_rate: float) -> datetime:
     """`count` daily schedules all firing at the returned second, each with its occurrence
-    due then; the second is far enough for the inserts (at `insert_rate` pairs a second, with
-    room to spare) and the processes' start."""
-    lead = STARTUP + int(1.5 * count / max(insert_rate, 1.0))
+    due then; the second is far enough for the inserts (`insert_rate` pairs a second, the
+    window's: the burst's went slower, hence thrice the time) and the processes' start."""
+    lead = STARTUP + int(3 * count / max(insert_rate, 1.0))
     with connection.cursor() as cursor:
         cursor.execute("SELECT date_trunc('second', now()) + %s * interval '1 second'", [lead])
         at: datetime = cursor.fetchone()[0]

@@ -13,7 +13,7 @@ COUNTS = {
     "schedules": ("BENCH_CRON_SCHEDULES", 30_000_000, 300_000),
     "seconds": ("BENCH_CRON_SECONDS", 300, 60),
     "burst": ("BENCH_CRON_BURST", 1_500_000, 50_000),
-    "churn": ("BENCH_CRON_CHURN", 3_000_000, 30_000),
+    "churn": ("BENCH_CRON_CHURN", 2_000_000, 30_000),
     "purge_budget": ("BENCH_CRON_PURGE_SECONDS", 600, 300),
 }
 
