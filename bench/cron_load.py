@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db import connection
@@ -20,6 +21,7 @@ from psycopg import sql as psql
 from bench.common import sql, vacuum
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 
+LOAD_PARALLEL = 2
 BATCH = 500_000  # schedules a statement: progress every few seconds, a bounded statement
 TABLES = ("recurring_schedule", "scheduled_occurrence")
 SAVED = "bench_cron_dropped_ddl"  # what the load dropped, to build again (even after a crash)
@@ -88,11 +90,14 @@ def occurrence_columns(due_at: str) -> dict[str, str]:
     }
 
 
-def insert_pairs(prefix: str, count: int, schedule: dict[str, str], due_at: str) -> None:
+def insert_pairs(
+    prefix: str, count: int, schedule: dict[str, str], due_at: str, *, parallel: int = 1
+) -> None:
     """`count` schedules named prefix-1.. with their pending occurrence, BATCH a statement.
 
     The expressions may use `g` (1..count) and `s` (g's second of the day, 1..86,399) in
     `schedule`, and the new schedule's `s.id` and `s.g` in `due_at`; values as literals.
+    `parallel` statements at once, each on a connection of its own.
     """
     names, values = columns(RecurringSchedule, schedule)
     occurrences, picks = columns(ScheduledOccurrence, occurrence_columns(due_at))
@@ -103,11 +108,20 @@ def insert_pairs(prefix: str, count: int, schedule: dict[str, str], due_at: str)
         f" RETURNING id, substr(name, {len(prefix) + 2})::bigint AS g)"
         f" INSERT INTO scheduled_occurrence ({occurrences}) SELECT {picks} FROM s ORDER BY s.id"
     )
-    started = time.perf_counter()
-    for first in range(1, count + 1, BATCH):
-        last = min(count, first + BATCH - 1)
+    started, done = time.perf_counter(), 0
+    ranges = [(first, min(count, first + BATCH - 1)) for first in range(1, count + 1, BATCH)]
+    with ThreadPoolExecutor(parallel) as pool:
+        for inserted in pool.map(lambda bounds: insert_batch(statement, *bounds), ranges):
+            done += inserted
+            progress(f"{prefix} schedules", done, count, started)
+
+
+def insert_batch(statement: str, first: int, last: int) -> int:
+    try:
         sql(statement, [first, last])
-        progress(f"{prefix} schedules", last, count, started)
+    finally:
+        connection.close()  # this thread's: the pool's threads outlive the load
+    return last - first + 1
 
 
 def progress(what: str, done: int, total: int, started: float) -> None:
@@ -118,12 +132,14 @@ def progress(what: str, done: int, total: int, started: float) -> None:
 
 def load_rest(count: int, *, queue: str, template: str) -> None:
     """`count` schedules named cron-g, first firing two days from now at second g mod 86,399 + 1
-    of the day; their indexes dropped meanwhile and built again."""
+    of the day (its cron's); their indexes dropped meanwhile and built again."""
     sql("TRUNCATE scheduled_occurrence, recurring_schedule RESTART IDENTITY")
     day = "date_trunc('day', now()) + interval '3 days'"
     schedule = schedule_columns("'cron-' || g", CRON_FROM_G, day, queue, template)
-    due = f"{day} + ((mod(s.id, 86399) + 1) * interval '1 second')"
-    without_indexes(lambda: insert_pairs("cron", count, schedule, due))
+    due = f"{day} + ((mod(s.g, 86399) + 1) * interval '1 second')"
+    # Two statements at once: with no index but the primary keys, they hardly wait on each
+    # other, and each keeps a core busy.
+    without_indexes(lambda: insert_pairs("cron", count, schedule, due, parallel=LOAD_PARALLEL))
     vacuum(*TABLES)
 
 
