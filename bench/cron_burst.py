@@ -54,7 +54,7 @@ def run_burst(count: int, at: datetime, *, queue: str, hold: float) -> None:
     """Beat and a worker with two sweeper slots until the burst is published (or 10 minutes
     past what one slot would need at 1,000 a second); then its figures."""
     broker().delete(queue)
-    with phase(f"burst: {count:,} due at {at:%H:%M:%S} UTC, {SLOTS} sweeper slots"):
+    with phase(f"burst: {count:,} due at {at:%H:%M:%S} UTC, {SLOTS} sweeper slots, beat + worker"):
         processes = start_sweepers(hold)
         try:
             wait_for(count, at, queue)
