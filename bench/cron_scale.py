@@ -56,7 +56,7 @@ def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
         f"cron_scale ({layout(os.environ)} layout): {sizes.schedules:,} schedules;"
         f" {sizes.rate:,}/s fall due for {sizes.seconds} s while"
         f" {sizes.creates_per_minute:,}/min are created by POST; a burst of {sizes.burst:,};"
-        f" a churn of {sizes.churn:,} a day; SCHEDULING_SWEEP_HOLD={sizes.hold}"
+        f" a churn of {sizes.churn:,} a day; the window's SCHEDULING_SWEEP_HOLD={sizes.hold}"
     )
     with phase(f"load: {sizes.rest:,} schedules with their pending occurrence"):
         loaded = load_schedules(sizes)
@@ -65,7 +65,7 @@ def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
     insert_rate = run_steady(sizes)
     with phase(f"arming the burst: {sizes.burst:,} schedules"):
         at = arm_burst(sizes.burst, queue=QUEUE, template=TEMPLATE, insert_rate=insert_rate)
-    run_burst(sizes.burst, at, queue=QUEUE, hold=sizes.hold)
+    run_burst(sizes.burst, at, queue=QUEUE)
     every = max(1, sizes.rest // sizes.churn)
     run_churn(Churn(sizes.rest // every, every, sizes.rest, sizes.purge_budget), sizes.schedules)
     machine()
