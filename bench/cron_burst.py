@@ -1,10 +1,13 @@
 """cron_scale's midnight burst: BURST occurrences due in one and the same second, drained by
 two sweeper slots (SCHEDULING_SWEEPER_SLOTS=2) under real `celery beat` and a `-Q scheduling -c 4`
-worker, as the steady window runs, with the sweep's defaults (no hold). Each slot is beat's own entry a second, so the two sweep in
-two of the worker's processes at once, each claiming with SKIP LOCKED."""
+worker, as the steady window runs, with the sweep's defaults (no hold): each slot is beat's own
+entry a second, so the two sweep in two of the worker's processes at once, each claiming with
+SKIP LOCKED. With BENCH_CRON_BURST_SWEEPERS=daemons, two `manage.py sweep --loop --slot N`
+daemons instead, sweeping the occurrences alone."""
 
 import os
 import subprocess
+import sys
 import time
 from datetime import datetime
 
@@ -17,6 +20,7 @@ from bench.cron_load import insert_pairs, literal, schedule_columns
 from bench.cron_report import note, phase
 from bench.lateness import percentile
 from bench.lateness import start as start_celery
+from scheduling.recurring.models import ScheduledOccurrence
 
 SLOTS = 2
 # The defaults, no hold: what is due is due at once, and a holding sweep would hand over every
@@ -54,12 +58,14 @@ def sql_analyze() -> None:
         cursor.execute("ANALYZE recurring_schedule, scheduled_occurrence")
 
 
-def run_burst(count: int, at: datetime, *, queue: str, hold: float = HOLD) -> None:
-    """Beat and a worker with two sweeper slots until the burst is published (or 10 minutes
-    past what one slot would need at 1,000 a second); then its figures."""
+def run_burst(count: int, at: datetime, *, queue: str, sweepers: str) -> None:
+    """The sweepers (`celery`: beat and a worker; `daemons`: a `sweep --loop` a slot) until the
+    burst is published (or 10 minutes past what one slot would need at 1,000 a second); then
+    its figures."""
     broker().delete(queue)
-    with phase(f"burst: {count:,} due at {at:%H:%M:%S} UTC, {SLOTS} sweeper slots, beat + worker"):
-        processes = start_sweepers(hold)
+    how = "beat + worker" if sweepers == "celery" else "a sweep --loop daemon a slot"
+    with phase(f"burst: {count:,} due at {at:%H:%M:%S} UTC, {SLOTS} sweeper slots, {how}"):
+        processes = start_sweepers() if sweepers == "celery" else start_daemons()
         try:
             wait_for(count, at, queue)
         finally:
@@ -72,7 +78,23 @@ def run_burst(count: int, at: datetime, *, queue: str, hold: float = HOLD) -> No
     record_burst(count, late)
 
 
-def start_sweepers(hold: float) -> list[subprocess.Popen[bytes]]:
+def start_daemons() -> list[subprocess.Popen[bytes]]:
+    """`manage.py sweep --loop --slot N` for the occurrences alone, one a slot."""
+    env = {**os.environ, "LOG_LEVEL": "WARNING", "SCHEDULING_SWEEPER_SLOTS": str(SLOTS)}
+    manage = str(settings.BASE_DIR / "manage.py")
+    label = ScheduledOccurrence._meta.label
+    return [
+        subprocess.Popen(
+            [sys.executable, manage, "sweep", "--loop", "--slot", str(slot), label],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for slot in range(SLOTS)
+    ]
+
+
+def start_sweepers(hold: float = HOLD) -> list[subprocess.Popen[bytes]]:
     settings.RUN_DIR.mkdir(parents=True, exist_ok=True)  # beat's schedule file goes there
     schedule_file = str(settings.RUN_DIR / "bench-cron-burst-celerybeat-schedule")
     before = os.environ.get("SCHEDULING_SWEEPER_SLOTS")

@@ -44,11 +44,12 @@ from bench.cron_churn import Churn, run_churn
 from bench.cron_layout import database_of, prepare_layout
 from bench.cron_load import TABLES, load_rest
 from bench.cron_report import SUMMARY, machine, note, phase, side_by_side, write_summary
-from bench.cron_sizes import QUEUE, TEMPLATE, Sizes, layout
+from bench.cron_sizes import QUEUE, TEMPLATE, Sizes, burst_sweepers, layout
 from bench.cron_window import run_steady
 
 
 def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
+    sweepers = burst_sweepers(os.environ)  # a bad value is refused before the load
     if layout(os.environ) == "both":
         run_both(full)
         return
@@ -65,7 +66,7 @@ def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
     insert_rate = run_steady(sizes)
     with phase(f"arming the burst: {sizes.burst:,} schedules"):
         at = arm_burst(sizes.burst, queue=QUEUE, template=TEMPLATE, insert_rate=insert_rate)
-    run_burst(sizes.burst, at, queue=QUEUE)
+    run_burst(sizes.burst, at, queue=QUEUE, sweepers=sweepers)
     every = max(1, sizes.rest // sizes.churn)
     run_churn(Churn(sizes.rest // every, every, sizes.rest, sizes.purge_budget), sizes.schedules)
     machine()

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 QUEUE = "bench-cron"
 TEMPLATE = '{"day": "${todaysDate}"}'
 LAYOUTS = ("plain", "partitioned", "both")
+SWEEPERS = ("celery", "daemons")
 
 # (variable, full size, quick size)
 COUNTS = {
@@ -56,6 +57,15 @@ def layout(env: Mapping[str, str]) -> str:
     chosen = env.get("BENCH_CRON_LAYOUT", "plain") or "plain"
     if chosen not in LAYOUTS:
         raise SystemExit(f"BENCH_CRON_LAYOUT must be one of {', '.join(LAYOUTS)}; got {chosen!r}")
+    return chosen
+
+
+def burst_sweepers(env: Mapping[str, str]) -> str:
+    chosen = env.get("BENCH_CRON_BURST_SWEEPERS", "celery") or "celery"
+    if chosen not in SWEEPERS:
+        raise SystemExit(
+            f"BENCH_CRON_BURST_SWEEPERS must be one of {', '.join(SWEEPERS)}; got {chosen!r}"
+        )
     return chosen
 
 
