@@ -26,18 +26,12 @@ def configure() -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
-def make_schedules(count: int, *, task: bool) -> datetime:
-    """`count` every-minute schedules, each with its occurrence due at the start of the
-    current minute (SQL, fast); returns that minute."""
-    from bench.common import sql, vacuum
+def schedule_columns(*, task: bool) -> tuple[str, str]:
+    """recurring_schedule's columns and values for every-minute schedules."""
     from bench.cron_load import columns, literal
-    from scheduling.clock import database_now
     from scheduling.recurring.models import RecurringSchedule
 
-    minute = database_now().replace(second=0, microsecond=0)
-
-    sql("TRUNCATE scheduled_occurrence, recurring_schedule RESTART IDENTITY")
-    names, values = columns(
+    return columns(
         RecurringSchedule,
         {
             "name": "'bench-' || g",
@@ -54,6 +48,18 @@ def make_schedules(count: int, *, task: bool) -> datetime:
             "updated_at": "now()",
         },
     )
+
+
+def make_schedules(count: int, *, task: bool) -> datetime:
+    """`count` every-minute schedules, each with its occurrence due at the start of the
+    current minute (SQL, fast); returns that minute."""
+    from bench.common import sql, vacuum
+    from scheduling.clock import database_now
+
+    minute = database_now().replace(second=0, microsecond=0)
+
+    sql("TRUNCATE scheduled_occurrence, recurring_schedule RESTART IDENTITY")
+    names, values = schedule_columns(task=task)
     # Every other NOT NULL column takes the model's default (bench/cron_load.py).
     sql(
         f"INSERT INTO recurring_schedule ({names}) SELECT {values} FROM generate_series(1, %s) g",
