@@ -3,7 +3,7 @@
 import pytest
 
 from bench.cron_layout import database_of
-from bench.cron_sizes import layout, quick_or_full
+from bench.cron_sizes import burst_sweepers, layout, quick_or_full
 
 URL = "postgres://postgres@127.0.0.1:5432/scheduling_bench"
 
@@ -43,3 +43,12 @@ def test_each_layout_has_a_database_of_its_own():
     assert partitioned == URL + "_partitioned"
     assert database_of("partitioned", partitioned) == partitioned
     assert database_of("plain", partitioned) == URL
+
+
+def test_the_bursts_sweepers_are_celery_or_daemons():
+    assert burst_sweepers({}) == "celery"
+    assert burst_sweepers({"BENCH_CRON_BURST_SWEEPERS": "daemons"}) == "daemons"
+    with pytest.raises(
+        SystemExit, match="BENCH_CRON_BURST_SWEEPERS must be one of celery, daemons"
+    ):
+        burst_sweepers({"BENCH_CRON_BURST_SWEEPERS": "threads"})
