@@ -26,6 +26,30 @@ def configure() -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
+def schedule_columns(*, task: bool) -> tuple[str, str]:
+    """recurring_schedule's columns and values for every-minute schedules."""
+    from bench.cron_load import columns, literal
+    from scheduling.recurring.models import RecurringSchedule
+
+    return columns(
+        RecurringSchedule,
+        {
+            "name": "'bench-' || g",
+            "cron": "'* * * * *'",
+            "timezone": "'Europe/Paris'",
+            "task": literal(TASK if task else ""),
+            "queue": literal("" if task else QUEUE),
+            "payload_template": '\'{"day": "${todaysDate}"}\'::jsonb',
+            "enabled": "true",
+            "misfire_policy": "'fire_once'",
+            "starts_at": "now() - interval '1 day'",
+            "version": "1",
+            "created_at": "now()",
+            "updated_at": "now()",
+        },
+    )
+
+
 def make_schedules(count: int, *, task: bool) -> datetime:
     """`count` every-minute schedules, each with its occurrence due at the start of the
     current minute (SQL, fast); returns that minute."""
@@ -35,13 +59,11 @@ def make_schedules(count: int, *, task: bool) -> datetime:
     minute = database_now().replace(second=0, microsecond=0)
 
     sql("TRUNCATE scheduled_occurrence, recurring_schedule RESTART IDENTITY")
+    names, values = schedule_columns(task=task)
+    # Every other NOT NULL column takes the model's default (bench/cron_load.py).
     sql(
-        "INSERT INTO recurring_schedule (name, cron, timezone, task, queue, payload_template,"
-        " enabled, misfire_policy, starts_at, version, created_at, updated_at)"
-        " SELECT 'bench-' || g, '* * * * *', 'Europe/Paris', %s, %s,"
-        " '{\"day\": \"${todaysDate}\"}'::jsonb, true, 'fire_once', now() - interval '1 day',"
-        " 1, now(), now() FROM generate_series(1, %s) g",
-        [TASK if task else "", "" if task else QUEUE, count],
+        f"INSERT INTO recurring_schedule ({names}) SELECT {values} FROM generate_series(1, %s) g",
+        [count],
     )
     sql(
         "INSERT INTO scheduled_occurrence (schedule_id, schedule_version, manual, missed_run,"

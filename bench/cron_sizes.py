@@ -1,0 +1,87 @@
+"""cron_scale's sizes, quick or full, each overridable from the environment (BENCH_CRON_*)."""
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+QUEUE = "bench-cron"
+TEMPLATE = '{"day": "${todaysDate}"}'
+LAYOUTS = ("plain", "partitioned", "both")
+SWEEPERS = ("celery", "daemons")
+
+# (variable, full size, quick size)
+COUNTS = {
+    "schedules": ("BENCH_CRON_SCHEDULES", 30_000_000, 300_000),
+    "seconds": ("BENCH_CRON_SECONDS", 300, 60),
+    "burst": ("BENCH_CRON_BURST", 1_500_000, 50_000),
+    "churn": ("BENCH_CRON_CHURN", 2_000_000, 30_000),
+    "purge_budget": ("BENCH_CRON_PURGE_SECONDS", 600, 300),
+}
+
+
+@dataclass(frozen=True)
+class Sizes:
+    schedules: int
+    rate: int  # occurrences falling due per second during the window
+    seconds: int  # the window's length
+    creates_per_minute: int
+    hold: float  # SCHEDULING_SWEEP_HOLD for beat and worker
+    burst: int  # occurrences due in the same second
+    churn: int  # deliveries a day in the churn
+    purge_budget: float  # seconds the purge may walk
+
+    @property
+    def window(self) -> int:
+        return self.rate * self.seconds
+
+    @property
+    def rest(self) -> int:
+        """The schedules loaded in bulk: neither the window's nor the burst's."""
+        return self.schedules - self.window - self.burst
+
+
+def whole_number(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = int(raw.replace("_", "").replace(",", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise SystemExit(f"{name} must be a whole number, such as 30000000; got {raw!r}")
+    return value
+
+
+def layout(env: Mapping[str, str]) -> str:
+    chosen = env.get("BENCH_CRON_LAYOUT", "plain") or "plain"
+    if chosen not in LAYOUTS:
+        raise SystemExit(f"BENCH_CRON_LAYOUT must be one of {', '.join(LAYOUTS)}; got {chosen!r}")
+    return chosen
+
+
+def burst_sweepers(env: Mapping[str, str]) -> str:
+    chosen = env.get("BENCH_CRON_BURST_SWEEPERS", "celery") or "celery"
+    if chosen not in SWEEPERS:
+        raise SystemExit(
+            f"BENCH_CRON_BURST_SWEEPERS must be one of {', '.join(SWEEPERS)}; got {chosen!r}"
+        )
+    return chosen
+
+
+def quick_or_full(full: bool, env: Mapping[str, str] = os.environ) -> Sizes:
+    # Every fire time is a whole second, so a sweep that waits for beat's next tick would make
+    # them up to a second late: hold keeps a drained sweep on until the next due time.
+    hold = float(env.get("BENCH_CRON_HOLD", "0.9"))
+    counts = {
+        key: whole_number(env, name, full_size if full else quick)
+        for key, (name, full_size, quick) in COUNTS.items()
+    }
+    rate, creates = (1200, 5000) if full else (200, 1200)
+    sizes = Sizes(rate=rate, creates_per_minute=creates, hold=hold, **counts)
+    if sizes.rest < sizes.churn or sizes.rest < 1:
+        raise SystemExit(
+            f"BENCH_CRON_SCHEDULES ({sizes.schedules:,}) must exceed the window's"
+            f" {sizes.window:,}, the burst's {sizes.burst:,} and the churn's {sizes.churn:,}"
+        )
+    return sizes

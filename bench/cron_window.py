@@ -1,0 +1,211 @@
+"""cron_scale's steady window: RATE occurrences a second fall due for its length under real
+`celery beat` and a `-Q scheduling` worker, while a paced client creates schedules through
+`POST /api/schedules/` on gunicorn."""
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import orjson
+from django.conf import settings
+from django.db import connection
+
+from bench.common import broker, sql
+from bench.cpu import cpu_seconds, machine_cpu_seconds
+from bench.create import api_token, start_server
+from bench.cron_burst import lateness_of_messages
+from bench.cron_load import insert_pairs, literal, schedule_columns
+from bench.cron_report import note, note_against, phase
+from bench.cron_sizes import QUEUE, TEMPLATE, Sizes
+from bench.lateness import percentile
+from bench.lateness import start as start_celery
+from bench.paced import STALL, Pace, Requests, post_paced, stalls
+
+LEAD_SECONDS = 45  # between arming the window and its first fire: beat, worker and web are up
+LATENESS_GOAL = 1.0  # seconds, p99
+
+
+def run_steady(sizes: Sizes) -> float:
+    """Arms the window and runs it; returns the arming's pairs inserted a second."""
+    started = time.perf_counter()
+    with phase(f"arming the window: {sizes.window:,} schedules"):
+        start = arm_window(sizes)
+    rate = sizes.window / (time.perf_counter() - started)
+    broker().delete(QUEUE)
+    with phase(f"window: {sizes.rate:,}/s due for {sizes.seconds} s from {start:%H:%M:%S} UTC"):
+        figures = run_window(sizes, start)
+    late = lateness_of_messages(QUEUE)
+    broker().delete(QUEUE)
+    record_lateness(sizes, late)
+    record_creations(sizes, figures)
+    record_costs(sizes, figures, fired=len(late))
+    return rate
+
+
+def arm_window(sizes: Sizes) -> datetime:
+    """The schedules that fire during the run, RATE per second from the returned instant."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT date_trunc('second', now()) + %s * interval '1 second'",
+            [LEAD_SECONDS + sizes.window // 20_000],  # about the time the inserts below take
+        )
+        start = cursor.fetchone()[0]
+    fire = f"{literal(start)}::timestamptz + ((g - 1) / {sizes.rate}) * interval '1 second'"
+    cron = f"to_char(({fire}) AT TIME ZONE 'UTC', 'FMSS FMMI FMHH24') || ' * * ?'"
+    starts = f"{literal(start)}::timestamptz - interval '1 hour'"
+    schedule = schedule_columns("'fire-' || g", cron, starts, QUEUE, TEMPLATE)
+    insert_pairs("fire", sizes.window, schedule, fire.replace("(g - 1)", "(s.g - 1)"))
+    sql("ANALYZE recurring_schedule, scheduled_occurrence")
+    return start
+
+
+def wal_lsn() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")
+        return int(cursor.fetchone()[0])
+
+
+def create_schedules(sizes: Sizes, token: str, start: datetime, results: Requests) -> None:
+    """POST /api/schedules/ at creates_per_minute, paced by intended start times."""
+    total = sizes.creates_per_minute * sizes.seconds // 60
+    begin = time.monotonic() + max(0.0, (start - datetime.now(UTC)).total_seconds())
+    pace = Pace(total, 60 / sizes.creates_per_minute, begin, sizes.seconds)
+    # Daily at a minute half a day from the run's window: created, never due during it.
+    hour = (start.hour + 12) % 24
+    post_paced(pace, "/api/schedules/", token, lambda n: schedule_body(n, hour), results)
+
+
+def schedule_body(n: int, hour: int) -> bytes:
+    return orjson.dumps(
+        {
+            "name": f"api-{n}",
+            "cron": f"{n % 60} {hour} * * *",
+            "timezone": "UTC",
+            "queue": QUEUE,
+            "payload_template": {"day": "${todaysDate}"},
+        }
+    )
+
+
+def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
+    """Beat, worker and gunicorn through the window, with the paced creations; returns the
+    run's figures."""
+    settings.RUN_DIR.mkdir(parents=True, exist_ok=True)  # beat's schedule file goes there
+    schedule_file = str(settings.RUN_DIR / "bench-cron-celerybeat-schedule")
+    token = api_token()
+    server = start_server(workers=4)
+    beat = start_celery(sizes.hold, "beat", "-s", schedule_file)
+    worker = start_celery(sizes.hold, "worker", "-Q", "scheduling", "-c", "4")
+    creations = Requests()
+    try:
+        costs = window_costs(
+            sizes, start, worker.pid, lambda: create_schedules(sizes, token, start, creations)
+        )
+    finally:
+        stop(beat, worker, server)
+    print_creation_trouble(creations)
+    return {**costs, **creation_figures(sizes, creations)}
+
+
+def window_costs(
+    sizes: Sizes, start: datetime, worker: int, create: Callable[[], None]
+) -> dict[str, float]:
+    """Waits for the window, runs `create` through it and the window's last sweep; the WAL
+    written and the CPU the worker and the machine spent meanwhile."""
+    ahead = (start - datetime.now(UTC)).total_seconds()
+    if ahead < 1:
+        print(f"  the window started {-ahead:.1f} s before beat and worker were up")
+    time.sleep(max(0.0, ahead - 1))
+    wal_before, cpu_worker_before = wal_lsn(), cpu_seconds([worker])
+    cpu_machine_before = machine_cpu_seconds()
+    started = time.monotonic()
+    create()
+    remaining = sizes.seconds + 5 - (time.monotonic() - started)
+    time.sleep(max(0.0, remaining))  # the window's last fires, and their sweep
+    return {
+        "wal": wal_lsn() - wal_before,
+        "cpu_worker": cpu_seconds([worker]) - cpu_worker_before,
+        "cpu_machine": machine_cpu_seconds() - cpu_machine_before,
+    }
+
+
+def stop(*processes: subprocess.Popen[bytes]) -> None:
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        process.wait(60)
+
+
+def print_creation_trouble(creations: Requests) -> None:
+    if creations.failures:
+        print(f"  {len(creations.failures)} creations failed, e.g. {creations.failures[0]}")
+    for due, worst, count in stalls(creations.timeline):
+        at = datetime.fromtimestamp(due, UTC).strftime("%H:%M:%S.%f")[:-5]
+        print(
+            f"  stall: {count} creations due from {at} UTC later than {STALL:g} s, worst {worst:.1f} s"
+        )
+
+
+def creation_figures(sizes: Sizes, creations: Requests) -> dict[str, float]:
+    latencies = sorted(creations.latencies)
+    asked = sizes.creates_per_minute * sizes.seconds // 60
+    return {
+        "not_sent": asked - len(latencies),
+        "created": len(latencies) - len(creations.failures),
+        "create_failures": len(creations.failures),
+        "create_p50": percentile(latencies, 0.50),
+        "create_p99": percentile(latencies, 0.99),
+        "create_max": latencies[-1] if latencies else float("nan"),
+    }
+
+
+def record_lateness(sizes: Sizes, late: list[float]) -> None:
+    if not late:
+        note("occurrences published", 0, "events", expected=sizes.window)
+        return
+    note("occurrences published", len(late), "events", expected=sizes.window)
+    note("p50 published - scheduled", percentile(late, 0.50), "s")
+    note_against(
+        "p99 published - scheduled",
+        percentile(late, 0.99),
+        "s",
+        anchor=LATENESS_GOAL,
+        anchor_label="goal p99",
+        lower_is_better=True,
+    )
+    note("max published - scheduled", late[-1], "s")
+    note("published early", sum(v < 0 for v in late), "events")
+
+
+def record_creations(sizes: Sizes, figures: dict[str, float]) -> None:
+    note("schedules created by POST", figures["created"], "schedules")
+    note_against(
+        "creation rate",
+        figures["created"] * 60 / sizes.seconds,
+        "per minute",
+        anchor=sizes.creates_per_minute,
+        anchor_label="asked",
+    )
+    note("creation failures", figures["create_failures"], "requests")
+    note("creations not sent (client behind)", figures["not_sent"], "requests")
+    note("creation latency p50", figures["create_p50"] * 1000, "ms")
+    note("creation latency p99", figures["create_p99"] * 1000, "ms")
+    note("creation latency max", figures["create_max"] * 1000, "ms")
+
+
+def record_costs(sizes: Sizes, figures: dict[str, float], *, fired: int) -> None:
+    per_event = max(fired, 1)
+    note("WAL written during the run", figures["wal"] / 2**20, "MiB")
+    note("WAL per occurrence (incl. creations)", figures["wal"] / per_event, "B")
+    note(
+        "sweeping worker CPU per occurrence",
+        figures["cpu_worker"] / per_event * 1e6,
+        "µs",
+    )
+    note(
+        "machine CPU busy (all processes, incl. the API)",
+        figures["cpu_machine"] / sizes.seconds * 100,
+        "% of a core",
+    )
