@@ -7,7 +7,7 @@ statement a batch. Two days because the purge keeps each schedule's newest fire
 (scheduling/recurring/purge.py): the first day's rows are purgeable, the second's are those
 newest fires. A real day of N daily schedules is N such deliveries; CHURN is a share of it.
 
-The two days lie a week ahead (DAYS_AHEAD), past every loaded row, so that on the partitioned
+The two days lie 16 days ahead (DAYS_AHEAD), past every loaded row, so that on the partitioned
 layout they are day partitions of their own, as every day is once a converted table's old rows
 are gone; the purge then runs with its clock (`now`) set to when the first day is past
 retention. Their pending occurrences are first moved to the first day (a setup, then VACUUM),
@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from django.db import connection
 
 from bench.common import vacuum
-from bench.cron_layout import is_partitioned, partitions
+from bench.cron_layout import CHURN_DAYS_AHEAD, is_partitioned, partitions
 from bench.cron_load import columns, occurrence_columns, progress
 from bench.cron_report import note, phase
 from scheduling.conf import scheduling_settings
@@ -33,7 +33,9 @@ from scheduling.recurring.models import ScheduledOccurrence
 BATCH = 50_000  # occurrences a statement
 TABLES = ("recurring_schedule", "scheduled_occurrence")
 RELATIONS = "SELECT relid FROM pg_partition_tree(%s) UNION SELECT %s::regclass"
-DAYS_AHEAD = 6  # past the loaded rows (the partitioned table's old partition ends before)
+# Past the loaded rows and past the converted table's old partition, which takes the next
+# `premake` (14) days' rows too (scheduling/partitions/convert.py): day partitions of their own.
+DAYS_AHEAD = CHURN_DAYS_AHEAD
 PENDING_INDEX = "%%(due_at, id) WHERE%%pending%%"  # the claim's index, by its definition
 
 DELIVER = """

@@ -17,6 +17,7 @@ from bench.cron_report import note, phase
 from scheduling.recurring.models import ScheduledOccurrence
 
 SUFFIX = "_partitioned"
+CHURN_DAYS_AHEAD = 16  # bench/cron_churn.py's DAYS_AHEAD (which imports this module)
 INTERVAL = timedelta(days=1)
 
 
@@ -60,7 +61,9 @@ def prepare_layout(layout: str) -> None:
         convert_timed(module)
     with phase("partition maintenance"):
         started = time.perf_counter()
-        module.maintain(ScheduledOccurrence)
+        # Day partitions up to the churn's two days (bench/cron_churn.py), past the old one.
+        spec = module.DuePartitions(interval=INTERVAL, premake=CHURN_DAYS_AHEAD + 3)
+        module.maintain(ScheduledOccurrence, spec=spec)
         note("partition maintenance", time.perf_counter() - started, "s")
     with connection.cursor() as cursor:
         cursor.execute(
