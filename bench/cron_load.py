@@ -159,7 +159,10 @@ def droppable() -> list[tuple[str, str, str]]:
             " pg_get_constraintdef(c.oid)), c.conname"
             " FROM pg_constraint c WHERE c.conrelid = ANY(%s::regclass[]) AND c.contype IN ('u', 'f')"
             " UNION ALL SELECT format('DROP INDEX %%I', i.indexrelid::regclass),"
-            " pg_get_indexdef(i.indexrelid), i.indexrelid::regclass::text FROM pg_index i"
+            # A partitioned table's index reads ON ONLY (the parent alone): built again as one
+            # over every partition.
+            " replace(pg_get_indexdef(i.indexrelid), ' ON ONLY ', ' ON '),"
+            " i.indexrelid::regclass::text FROM pg_index i"
             " WHERE i.indrelid = ANY(%s::regclass[]) AND NOT i.indisprimary AND NOT EXISTS"
             " (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)",
             [list(TABLES), list(TABLES)],
