@@ -20,8 +20,7 @@ A row's history (`EventHistory`) goes with it, in its batch's transaction (on Po
 the DELETE's own statement). A row deleted otherwise (its domain entity's CASCADE, a raw
 DELETE) leaves its entries behind: once a scheduled model's walk reaches its table's end, a
 second one walks its entries by the (model, row_id, at) index, SCHEDULING_BATCH_SIZE entries a
-batch, deleting those whose row is gone. Only rows off the happy path have entries, so this
-walk is short; cut by the time budget, it resumes there at the next run.
+batch, deleting those whose row is gone (rows off the happy path only: a short walk).
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ from scheduling.extensions import extensions
 from scheduling.history.models import EventHistory
 from scheduling.models import ScheduledEvent, Status
 from scheduling.partitions import drop_purgeable
+from scheduling.queries import RELAXED_COMMIT
 from scheduling.registry import scheduled_models
 
 log = logging.getLogger(__name__)
@@ -140,9 +140,10 @@ def purge_batch(model: type[Model], *, after: Any, span: int, limits: Cutoffs) -
 
 
 def relax_commit(cursor: Any) -> None:
-    # A commit lost in a crash only leaves its rows for the next purge: no WAL flush per batch.
+    # A commit lost in a crash only leaves its rows for the next purge (no WAL flush a batch);
+    # jit off as in the sweep (queries.py): on a partitioned table it compiled every batch.
     if cursor.db.vendor == "postgresql":
-        cursor.execute("SET LOCAL synchronous_commit = off")
+        cursor.execute(RELAXED_COMMIT)
 
 
 def window_end(

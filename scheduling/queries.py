@@ -42,8 +42,13 @@ NEXT_DUE_IN = (
 # lock's TTL PostgreSQL ends its session, its rows are pending again and another sweeper
 # delivers them; the frozen one, thawed, cannot commit what it published, and handlers see
 # those duplicates' ids as handled already.
+RELAXED_COMMIT = (
+    "SELECT set_config('synchronous_commit', 'off', true), set_config('jit', 'off', true)"
+)
+# jit off: the sweep's statements are short, and on a partitioned table the planner's estimates
+# (summed over partitions) can cross jit_above_cost: compiling then costs a second a statement.
 CONFIGURE_SWEEP_TRANSACTION = (
-    "SELECT set_config('synchronous_commit', 'off', true),"
+    "SELECT set_config('synchronous_commit', 'off', true), set_config('jit', 'off', true),"
     " set_config('idle_in_transaction_session_timeout', %s, true),"
     " statement_timestamp()"
 )
@@ -157,7 +162,7 @@ def configure_sweep_transaction(
     timeout_ms = max(int(conf.lock_ttl * 1000), 1000)
     row = fetch_one(CONFIGURE_SWEEP_TRANSACTION, [str(timeout_ms)], using)
     assert row is not None
-    clock: datetime = row[2]
+    clock: datetime = row[3]
     return clock
 
 

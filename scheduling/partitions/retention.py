@@ -78,12 +78,14 @@ def drop_done_partitions(
 def all_purgeable(connection: Any, name: str, condition: str, params: dict[str, Any]) -> int | None:
     """How many rows the partition holds, if every one of them is purgeable; else None."""
     table = quote(connection, name)
-    ((kept, rows),) = fetch(
-        connection,  # EXISTS stops at the first row kept: a partition not ready costs little
-        f"SELECT EXISTS (SELECT 1 FROM {table} AS t WHERE ({condition}) IS NOT TRUE),"
-        f" (SELECT count(*) FROM {table})",
-        params,
-    )
+    with transaction.atomic(using=connection.alias):
+        execute(connection, "SET LOCAL jit = off")  # as in the sweep (queries.py)
+        ((kept, rows),) = fetch(
+            connection,  # EXISTS stops at the first row kept: a partition not ready costs little
+            f"SELECT EXISTS (SELECT 1 FROM {table} AS t WHERE ({condition}) IS NOT TRUE),"
+            f" (SELECT count(*) FROM {table})",
+            params,
+        )
     return None if kept else int(rows)
 
 
