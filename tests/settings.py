@@ -120,7 +120,12 @@ if not os.environ.get("TEST_ONE_DATABASE"):
     DATABASES["second"]["TEST"] = {
         "NAME": f"test_scheduling_second_{os.environ['TEST_REDIS_PAIR']}"
     }
-    DATABASE_ROUTERS = ["scheduling.routers.AppDatabaseRouter"]
+    # After the read-replica router, which the demo settings put first when a child process
+    # is given DATABASE_REPLICA_URL (tests/faults/test_read_replicas.py).
+    DATABASE_ROUTERS = [
+        *globals().get("DATABASE_ROUTERS", []),
+        "scheduling.routers.AppDatabaseRouter",
+    ]
     SCHEDULING_DATABASES = {"remoteapp": "second"}
 
 # The fault suite kills a worker mid-task: Redis hands its unacked message to another worker
