@@ -141,14 +141,23 @@ def check_partition_labels(app_configs: Any = None, **kwargs: Any) -> list[Check
         configured = [label for label, _ in scheduling_settings().partitions]
     except ImproperlyConfigured:  # reported by scheduling.E001
         return []
-    known = {model._meta.label_lower: model._meta.label for model in scheduled_models()}
+    return unknown_labels(
+        "SCHEDULING_PARTITIONS", configured, scheduled_models(), "scheduling.E008"
+    )
+
+
+def unknown_labels(
+    setting: str, labels: list[str], models: Any, error_id: str
+) -> list[CheckMessage]:
+    """An Error for each label of `setting` that names none of the scheduled `models`."""
+    known = {model._meta.label_lower: model._meta.label for model in models}
     return [
         Error(
-            f"SCHEDULING_PARTITIONS names {label!r}, which is not a scheduled model: expected "
+            f"{setting} names {label!r}, which is not a scheduled model: expected "
             f"app_label.ModelName, one of: {', '.join(sorted(known.values())) or 'none'}.",
-            id="scheduling.E008",
+            id=error_id,
         )
-        for label in configured
+        for label in labels
         if label.lower() not in known
     ]
 
@@ -161,15 +170,8 @@ def check_rate_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
     except ImproperlyConfigured:  # reported by scheduling.E001
         configured = []
     models = scheduled_models()
-    known = {model._meta.label_lower: model._meta.label for model in models}
     errors: list[CheckMessage] = [
-        Error(
-            f"SCHEDULING_RATE_LIMITS names {label!r}, which is not a scheduled model: expected "
-            f"app_label.ModelName, one of: {', '.join(sorted(known.values())) or 'none'}.",
-            id="scheduling.E006",
-        )
-        for label in configured
-        if label.lower() not in known
+        *unknown_labels("SCHEDULING_RATE_LIMITS", configured, models, "scheduling.E006")
     ]
     return errors + [error for model in models for error in own_rate_limit_errors(model)]
 
