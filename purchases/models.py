@@ -98,7 +98,9 @@ class ScheduledPurchase(ScheduledEvent):
         Track, on_delete=models.CASCADE, null=True, blank=True, related_name="scheduled"
     )
 
-    handler_task = "purchases.send_fulfillment_email"
+    handler_task = "purchases.send_fulfillment_emails"
+    # Emails a handler sends over one SMTP connection (purchases.tasks).
+    handler_batch_size = 50
     queue = "purchases"
     # The store's rule: a customer never receives the same email twice, even after a crash.
     at_most_once = True

@@ -21,6 +21,10 @@ def connect() -> None:
     signals.celeryd_init.connect(
         consume_scheduling_queues, weak=False, dispatch_uid="scheduling.queues"
     )
+    signals.worker_process_shutdown.connect(
+        write_buffered_counts, weak=False, dispatch_uid="scheduling.counts"
+    )
+    signals.worker_init.connect(keep_connections, weak=False, dispatch_uid="scheduling.connections")
 
 
 def refuse_to_start(**kwargs: Any) -> None:
@@ -64,3 +68,19 @@ def consume_scheduling_queues(sender: str, instance: Any, conf: Any, **kwargs: A
         # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration; any other is
         # declared as Celery declares a missing queue (quorum, with CELERY_BROKER_QUORUM_QUEUES).
         queues.select_add(queues.get(name) or queues.new_missing(name))
+
+
+def keep_connections(sender: Any, **kwargs: Any) -> None:
+    """A worker keeps its database connections across tasks (scheduling.connections)."""
+    from scheduling.conf import scheduling_settings
+    from scheduling.connections import keep_connections_between_tasks
+
+    if scheduling_settings().worker_keeps_connections:
+        keep_connections_between_tasks(sender.app)
+
+
+def write_buffered_counts(**kwargs: Any) -> None:
+    """A worker child that stops writes the handlers' counts it buffered (scheduling.metrics)."""
+    from scheduling.metrics import flush_counts
+
+    flush_counts()

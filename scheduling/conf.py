@@ -178,6 +178,8 @@ class SchedulingSettings:
     admin_pages: bool = setting(True, a_flag)  # "needs attention" and the dashboard on admin.site
     admin_index_template: bool = setting(True, a_flag)  # admin.site's index: a "Scheduling" box
     quiet_idle_sweeps: bool = setting(True, a_flag)  # an idle sweep tick logs nothing at INFO
+    # Workers keep database connections across tasks (CONN_MAX_AGE), not Celery's close per task.
+    worker_keeps_connections: bool = setting(True, a_flag)
 
 
 def scheduling_settings() -> SchedulingSettings:

@@ -49,6 +49,7 @@ from scheduling.signals import send_after_commit
 log = logging.getLogger(__name__)
 
 E = TypeVar("E", bound=ScheduledEvent)
+T = TypeVar("T")
 
 FAILED_DURING_EFFECT = (
     "at-most-once: the handler failed during the effect, which may have happened: {error}. "
@@ -128,14 +129,12 @@ def handle_once(
     if model is not None and event_model is not model:
         raise ValueError(f"event {event.get('id')!r} is not a {model._meta.label} event")
     if event_model.at_most_once:
-        return _as_worker(_handling_at_most_once(event, event_model, marks_effect))
-    return _as_worker(_handling(event, event_model))
+        return as_worker(_handling_at_most_once(event, event_model, marks_effect))
+    return as_worker(_handling(event, event_model))
 
 
 @contextmanager
-def _as_worker(
-    handling: AbstractContextManager[ScheduledEvent | None],
-) -> Iterator[ScheduledEvent | None]:
+def as_worker(handling: AbstractContextManager[T]) -> Iterator[T]:
     # What the handler changes is recorded as the worker's doing.
     with actor(process_actor("worker")), handling as row:
         yield row
@@ -183,7 +182,7 @@ def _handling_at_most_once(
     with transaction.atomic(using=database_of(model)):
         row = _locked_if_unhandled(model, event)  # waits for the publishing sweep's commit
     handling = None if row is None else Handling(model, row, True)
-    if handling is None or (not marks_effect and not _claim(handling)):
+    if handling is None or (not marks_effect and not claim_effect(handling)):
         yield None  # handled, in flight elsewhere, or not this version any more
         return
     try:
@@ -191,7 +190,7 @@ def _handling_at_most_once(
             if marks_effect:
                 yield handling.row  # the body marks the effect: effect_begins(row)
             else:
-                with _effect(handling) as claimed:
+                with effect_transaction(handling) as claimed:
                     yield claimed  # the whole body is the effect
     except EffectNotOurs:
         return
@@ -224,15 +223,15 @@ def effect_begins(row: ScheduledEvent) -> Iterator[None]:
         return
     if handling.started:
         raise RuntimeError(f"{row.event_id}: effect_begins() once per handling")
-    if not _claim(handling):
+    if not claim_effect(handling):
         raise EffectNotOurs(f"{row.event_id}: the effect began elsewhere")
-    with _effect(handling) as claimed:
+    with effect_transaction(handling) as claimed:
         if claimed is None:
             raise EffectNotOurs(f"{row.event_id}: retried or cancelled since the claim")
         yield
 
 
-def _claim(handling: Handling) -> bool:
+def claim_effect(handling: Handling) -> bool:
     # The claim commits before the effect. Deliveries of one event (a duplicate message, a
     # republication) may both get here; the one whose UPDATE changes the row begins the effect,
     # the other finds effect_started_at set and leaves it. Reconciliation never requeues it.
@@ -242,7 +241,7 @@ def _claim(handling: Handling) -> bool:
 
 
 @contextmanager
-def _effect(handling: Handling) -> Iterator[ScheduledEvent | None]:
+def effect_transaction(handling: Handling) -> Iterator[ScheduledEvent | None]:
     # The effect's own reads and writes run in a transaction, which commits with `handled_at`;
     # only the claim had to commit before it. The claimed row stays locked through the effect:
     # a person's retry() or cancel() of a stuck row waits until the effect is done, then finds

@@ -90,6 +90,9 @@ class ScheduledEvent(models.Model):
       and an event not handled within SCHEDULING_HANDLING_TIMEOUT is published again (default:
       True when handler_task is set; a model publishing plain JSON ends at publishing);
     - at_most_once: the effect must never repeat, even after a crash (see handling.py);
+    - handler_batch_size: N > 0 makes the handler take batches: the sweep publishes one message
+      of up to N events (kwargs {"events": [...]}) and the handler runs `handle_batch`
+      (scheduling.batches); 0 (the default): one message and one `handle_once` an event;
     - max_attempts, retry_backoff, retry_backoff_max (seconds), handling_timeout (seconds): this
       model's retry policy; None (the default) takes SCHEDULING_MAX_ATTEMPTS,
       SCHEDULING_RETRY_BACKOFF, SCHEDULING_RETRY_BACKOFF_MAX, SCHEDULING_HANDLING_TIMEOUT.
@@ -136,6 +139,7 @@ class ScheduledEvent(models.Model):
     related_for_event: ClassVar[tuple[str, ...]] = ()
     awaits_handling: ClassVar[bool | None] = None
     at_most_once: ClassVar[bool] = False
+    handler_batch_size: ClassVar[int] = 0
     max_attempts: ClassVar[int | None] = None
     retry_backoff: ClassVar[float | None] = None
     retry_backoff_max: ClassVar[float | None] = None

@@ -24,7 +24,12 @@ def own_or_setting(value: Number | None, name: str) -> Number:
     return setting
 
 
+# Events one batch message may carry: one message's body stays within a few megabytes.
+MAX_HANDLER_BATCH_SIZE = 10_000
+
+
 def validate_policy(model: type[Any]) -> None:
+    validate_batch_size(model)
     for name in POLICY_ATTRIBUTES:
         value = getattr(model, name)
         if value is None:
@@ -44,3 +49,13 @@ def accepted(value: object, *, whole: bool) -> bool:
     if whole:
         return isinstance(value, int) and value >= 1
     return math.isfinite(value) and value >= 0
+
+
+def validate_batch_size(model: type[Any]) -> None:
+    size = model.handler_batch_size
+    if isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_HANDLER_BATCH_SIZE:
+        return
+    raise ImproperlyConfigured(
+        f"{model.__name__}.handler_batch_size = {size!r} is not valid: expected an integer from "
+        f"1 to {MAX_HANDLER_BATCH_SIZE} (events a handler takes at once), or 0 for one at a time."
+    )

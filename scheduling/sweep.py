@@ -6,7 +6,7 @@ A second sweeper skips rows the first has locked, and once the first commits tho
 longer match `status = 'pending'`, so nothing is published twice by racing sweepers. A crash
 before the commit leaves the rows pending; they are published again with the same event id.
 
-The batch is here; how batches follow one another is drain.py, holding sweeps hold.py, the
+The batch is here (what it publishes: batch_plan.py); how batches follow one another is drain.py, holding sweeps hold.py, the
 requeue of unhandled rows reconcile.py, and the statements that bypass the ORM queries.py.
 """
 
@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -27,10 +26,10 @@ from django.db import transaction
 from django.db.models import F, Model, prefetch_related_objects, signals
 from django.db.models.base import ModelState
 from django.db.models.functions import Now
-from django.utils import timezone
 
 from scheduling import metrics
 from scheduling.actors import actor, process_actor
+from scheduling.batch_plan import BatchPlan, plan_batch
 from scheduling.clock import database_now
 from scheduling.conf import SchedulingSettings, scheduling_settings
 from scheduling.databases import DEFAULT, database_of
@@ -38,9 +37,9 @@ from scheduling.drain import Drain, overlaps
 from scheduling.history import record
 from scheduling.hold import acquire, deliver, holding_until
 from scheduling.locks import SweepLock, sweep_lock
-from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, iso_utc, require_aware
+from scheduling.models import RECORD_FIELDS, ScheduledEvent, Status, require_aware
 from scheduling.partitions import retried_on_moved_rows
-from scheduling.publishing import PreparedMessage, Publisher, PublishError, shared_publisher
+from scheduling.publishing import Publisher, PublishError, shared_publisher
 from scheduling.queries import configure_sweep_transaction, mark_delivered
 from scheduling.ratelimit import budget_for
 from scheduling.reconcile import requeue_unhandled
@@ -48,25 +47,6 @@ from scheduling.results import Allowance, BatchResult, SweepResult
 from scheduling.signals import send_after_commit
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class BatchPlan:
-    publish: list[tuple[ScheduledEvent, PreparedMessage]] = field(default_factory=list)
-    expired: list[ScheduledEvent] = field(default_factory=list)
-    poisoned: list[tuple[ScheduledEvent, str]] = field(default_factory=list)
-
-    def set_aside(self, refused: dict[int, str]) -> None:
-        """Rows whose message the broker refused join the poisoned ones: retried, then failed."""
-        if not refused:
-            return
-        kept = []
-        for index, (row, prepared) in enumerate(self.publish):
-            if index in refused:
-                self.poisoned.append((row, refused[index]))
-            else:
-                kept.append((row, prepared))
-        self.publish = kept
 
 
 class CyclicGcPause:
@@ -265,7 +245,7 @@ def publish_and_mark(
     cutoff: datetime,
     held: bool = False,
 ) -> BatchResult:
-    refused = publisher.publish([prepared for _, prepared in plan.publish])
+    refused = publisher.publish(plan.messages())
     plan.set_aside(refused)
     metrics.record_published(model, [row for row, _ in plan.publish], cutoff=cutoff, held=held)
     return mark_batch(model, plan, claimed=claimed, now=cutoff)
@@ -339,21 +319,6 @@ def plain_init(model: type[ScheduledEvent]) -> bool:
         and not signals.pre_init.has_listeners(model)
         and not signals.post_init.has_listeners(model)
     )
-
-
-def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publisher) -> BatchPlan:
-    plan = BatchPlan()
-    published_at = iso_utc(timezone.now())
-    for row in rows:
-        deadline = row.expires_at()
-        if deadline is not None and cutoff > deadline:
-            plan.expired.append(row)
-            continue
-        try:
-            plan.publish.append((row, publisher.prepare(row.to_message(published_at))))
-        except Exception as exc:  # a row that cannot be serialised must not hold up the rest
-            plan.poisoned.append((row, f"{type(exc).__name__}: {exc}"))
-    return plan
 
 
 def mark_batch(

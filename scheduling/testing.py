@@ -131,10 +131,15 @@ def run_handlers(published: Sequence[PreparedMessage], *, raise_errors: bool) ->
         outcome = task.apply(kwargs=kwargs, task_id=message.task_id, throw=False)
         if outcome.failed():
             errors.append(outcome.result)
-    handled = count_handled(kwargs.get("event", {}) for _, _, kwargs in calls)
+    handled = count_handled(event for _, _, kwargs in calls for event in events_of(kwargs))
     if raise_errors and errors:
         raise errors[0]
     return handled
+
+
+def events_of(kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events of a message: a batch message's, or a single event's."""
+    return kwargs["events"] if "events" in kwargs else [kwargs.get("event", {})]
 
 
 def handler_task(name: str) -> Task:

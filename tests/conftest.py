@@ -8,6 +8,7 @@ by fixture, so no test has to declare them (README, "Tests").
   or that it sends generated requests by the thousand (the fast loop, `.ci/fast`, leaves them out).
 """
 
+import base64
 import json
 import os
 import re
@@ -99,6 +100,9 @@ def clean_redis(request: pytest.FixtureRequest) -> None:
         return
     if not redis_pair_claimed():
         pytest.fail(f"Redis did not answer at {settings.REDIS_URL} when the session started")
+    from scheduling.metrics import flush_counts
+
+    flush_counts()  # the last test's buffered counts go before the flush, not into this test
     for url in (settings.REDIS_URL, settings.CELERY_BROKER_URL):
         redis.Redis.from_url(url).flushdb()
 
@@ -128,6 +132,19 @@ def broker() -> redis.Redis:
 def queued_messages(client: redis.Redis, queue: str) -> list[dict[str, Any]]:
     """The Celery messages waiting on a Redis queue, oldest first."""
     return [json.loads(raw) for raw in reversed(client.lrange(queue, 0, -1))]
+
+
+def message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events a Celery message of the sweep's carries: a batch message's, or its one."""
+    _, kwargs, _ = json.loads(base64.b64decode(message["body"]))
+    return kwargs["events"] if "events" in kwargs else [kwargs["event"]]
+
+
+def queued_events(client: redis.Redis, queue: str) -> list[dict[str, Any]]:
+    """Every event waiting on a Redis queue, batch messages' included, oldest first."""
+    return [
+        event for message in queued_messages(client, queue) for event in message_events(message)
+    ]
 
 
 def queued_task_ids(client: redis.Redis, queue: str) -> list[str]:

@@ -202,7 +202,8 @@ class ScheduledTrainingNotification(ScheduledEvent):
     kind = models.CharField(max_length=32, choices=NotificationKind.choices)
     offset = models.DurationField(help_text="Signed: from the start (pre, invitation) or end.")
 
-    handler_task = "trainings.send_training_reminder"
+    handler_task = "trainings.send_training_reminders"
+    handler_batch_size = 100  # reminders a handler takes at once (trainings.tasks)
     queue = "trainings"
     related_for_event = ("training",)
     # Reminders due in the team's night go at 07:00, one per training and kind (the latest

@@ -17,6 +17,7 @@ from scheduling.metrics.logs import QuietIdleSweeps, quiet_idle_sweeps
 from scheduling.metrics.prometheus import exposition
 from scheduling.metrics.store import (
     MinuteBucket,
+    flush_counts,
     not_recorded,
     recent_minutes,
     record_handle_failure,
@@ -31,6 +32,7 @@ __all__ = [
     "QuietIdleSweeps",
     "due_rows",
     "exposition",
+    "flush_counts",
     "not_recorded",
     "oldest_due_seconds",
     "quiet_idle_sweeps",

@@ -9,8 +9,11 @@ a write never raises, and with the store down counts are dropped (one warning pe
 
 from __future__ import annotations
 
+import atexit
 import logging
 import math
+import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -102,18 +105,18 @@ def record_sweep(
     _write(write)
 
 
-def record_handled(model: type[ScheduledEvent]) -> None:
-    """Called inside the handling's transaction: counted once it commits."""
-    _after_commit(model, lambda: _write(lambda pipe: _count(pipe, label(model), "handled")))
+def record_handled(model: type[ScheduledEvent], rows: int = 1) -> None:
+    """Called inside the handling's transaction: counted once it commits (buffered, below)."""
+    _after_commit(model, lambda: WORKER_COUNTS.add(label(model), "handled", rows))
 
 
 def record_handle_failure(model: type[ScheduledEvent], *, retried: bool) -> None:
-    def write(pipe: Any) -> None:
-        _count(pipe, label(model), "handle_failures")
+    def count() -> None:
+        WORKER_COUNTS.add(label(model), "handle_failures")
         if retried:
-            _count(pipe, label(model), "redelivered")
+            WORKER_COUNTS.add(label(model), "redelivered")
 
-    _after_commit(model, lambda: _write(write))
+    _after_commit(model, count)
 
 
 def _published(model_label: str, lateness: list[float], ids: BatchIds, *, held: bool) -> None:
@@ -186,6 +189,62 @@ def _write(commands: Callable[[Any], None]) -> None:
     _outage.reported = False
 
 
+class CountBuffer:
+    """The handlers' counts, added up in this process and written at most every FLUSH_INTERVAL.
+
+    A worker handles hundreds of events a second; a round trip to the store for each was a
+    share of every handling. The first count after a write starts a timer thread that writes
+    what has gathered FLUSH_INTERVAL later (one pipelined round trip); the process's exit and a
+    worker child's shutdown write the rest. A process killed outright loses at most the counts
+    of its last FLUSH_INTERVAL: the counters, never the rows (docs/operations.md).
+    """
+
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.counts: Counter[tuple[str, str, int]] = Counter()
+        self.timer: threading.Timer | None = None
+        self.pid = os.getpid()
+
+    def add(self, model_label: str, field: str, amount: int = 1) -> None:
+        if not _recording.get():
+            return
+        minute = int(time.time() // 60)  # the minute by the recording host's clock
+        with self.guard:
+            if self.pid != os.getpid():  # a forked child: the parent's counts are the parent's
+                self.counts, self.timer, self.pid = Counter(), None, os.getpid()
+            self.counts[(model_label, field, minute)] += amount
+            if self.timer is None:
+                self.timer = threading.Timer(FLUSH_INTERVAL, self.flush)
+                self.timer.daemon = True
+                self.timer.start()
+
+    def flush(self) -> None:
+        with self.guard:
+            if self.pid != os.getpid():
+                return
+            counts, self.counts, self.timer = self.counts, Counter(), None
+        if counts:
+            _write(lambda pipe: _add_counts(pipe, counts))
+
+
+def _add_counts(pipe: Any, counts: Counter[tuple[str, str, int]]) -> None:
+    for (model_label, field, minute), amount in counts.items():
+        minute_key = _minute_key(model_label, minute)
+        pipe.hincrby(total_key(model_label), field, amount)
+        pipe.hincrby(minute_key, field, amount)
+        pipe.expire(minute_key, MINUTE_TTL)
+
+
+FLUSH_INTERVAL = 1.0  # seconds a handler's count may wait in its process before it is written
+WORKER_COUNTS = CountBuffer()
+atexit.register(WORKER_COUNTS.flush)
+
+
+def flush_counts() -> None:
+    """Write this process's buffered counts now (a worker child's shutdown; before a read)."""
+    WORKER_COUNTS.flush()
+
+
 # --- Reading: the totals and the dashboard's per-minute buckets -------------------------------
 
 
@@ -230,6 +289,7 @@ def read_hashes(keys: list[str]) -> list[dict[str, float]] | None:
     client = redis_client_for_locks()
     if client is None:
         return None
+    flush_counts()  # what this process counted is read too
     try:
         pipe = client.pipeline(transaction=False)
         for key in keys:

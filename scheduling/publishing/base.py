@@ -57,6 +57,9 @@ def task_message(amqp: Any, task: OutgoingTask, origin: str) -> Any:
 
 
 def kwargs_repr(task: OutgoingTask) -> str:
-    # Only the event id goes to logs and monitors; payloads may hold personal data.
+    # Only the event ids go to logs and monitors; payloads may hold personal data.
+    events = task.kwargs.get("events")
+    if events:  # a batch message: its first event's id and how many it carries
+        return f"{{'events': [{events[0].get('id')!r}, ...]}} ({len(events)} events)"
     event_id = task.kwargs.get("event", {}).get("id", task.task_id)
     return f"{{'event': {event_id!r}}}"

@@ -11,7 +11,7 @@ from purchases.services import purchase_create, purchase_refund
 from purchases.tasks import send_fulfillment_email
 from scheduling.models import iso_utc
 from scheduling.sweep import sweep
-from tests.conftest import queued_messages
+from tests.conftest import message_events, queued_messages
 from tests.purchases.factories import CustomerFactory, ReleaseFactory, TrackFactory
 
 pytestmark = pytest.mark.django_db
@@ -56,10 +56,10 @@ def test_a_published_message_is_handled_by_the_task_it_names(broker):
     assert sweep(ScheduledPurchase).delivered == 1
 
     (message,) = queued_messages(broker, "purchases")
-    assert message["headers"]["task"] == "purchases.send_fulfillment_email"
-    assert (
-        message["headers"]["id"] == f"purchases.scheduledpurchase:{purchase.scheduled.get().pk}:v1"
-    )
+    event_id = f"purchases.scheduledpurchase:{purchase.scheduled.get().pk}:v1"
+    assert message["headers"]["task"] == "purchases.send_fulfillment_emails"
+    assert message["headers"]["id"] == f"{event_id}+0"  # a batch of one: its first event, +0
+    assert [event["id"] for event in message_events(message)] == [event_id]
 
 
 def test_a_refunded_purchase_gets_no_email_even_if_its_event_was_already_published():

@@ -5,8 +5,6 @@ The handler records results on a second connection, which sees only committed ro
 tests run in transactions that commit (`transaction=True`).
 """
 
-import base64
-import json
 import os
 import subprocess
 import sys
@@ -19,7 +17,7 @@ from django.utils import timezone
 
 from scheduling.models import ScheduledEvent
 from scheduling.sweep import sweep
-from tests.conftest import ROOT, manage, queued_messages, start_worker, stop_process, wait_for
+from tests.conftest import ROOT, manage, queued_events, start_worker, stop_process, wait_for
 from tests.trainings.factories import PlayerFactory
 from tests.trainings.fake_fcm import (
     BEARER,
@@ -95,14 +93,9 @@ def publish(now, broker):
     """Sweep at `now` (the sweep's clock stands in for the passing minutes) and take the
     published events off the queue."""
     sweep(ScheduledTrainingNotification, now=now)
-    events = [event_of(message) for message in queued_messages(broker, "trainings")]
+    events = queued_events(broker, "trainings")
     broker.delete("trainings")
     return events
-
-
-def event_of(message):
-    _, kwargs, _ = json.loads(base64.b64decode(message["body"]))
-    return kwargs["event"]
 
 
 def results():

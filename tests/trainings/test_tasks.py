@@ -1,5 +1,3 @@
-import base64
-import json
 import logging
 import threading
 from datetime import UTC, datetime, timedelta
@@ -12,7 +10,7 @@ from django.test import override_settings
 from scheduling.models import ScheduledEvent
 from scheduling.sweep import sweep
 from scheduling.tasks import EventHandlerTask
-from tests.conftest import queued_messages
+from tests.conftest import message_events, queued_events, queued_messages
 from trainings.kinds import InvitationStatus, NotificationKind, Phase
 from trainings.models import Invitation, PushNotification, ScheduledTrainingNotification
 from trainings.push import Push, get_push_backend
@@ -57,7 +55,7 @@ def run_due(broker, frozen):
     def run(at):
         frozen.move_to(at)
         sweep(ScheduledTrainingNotification, now=at)
-        events = [event_of(message) for message in queued_messages(broker, "trainings")]
+        events = queued_events(broker, "trainings")
         broker.delete("trainings")
         return [send_training_reminder(event) for event in events]
 
@@ -65,8 +63,8 @@ def run_due(broker, frozen):
 
 
 def event_of(message):
-    _, kwargs, _ = json.loads(base64.b64decode(message["body"]))
-    return kwargs["event"]
+    (event,) = message_events(message)
+    return event
 
 
 def pushes(player=None, kind=None):
@@ -177,7 +175,7 @@ def test_a_reminder_delivered_before_a_cancel_sends_nothing(training, broker, fr
 def test_a_reminder_handled_after_its_expiry_sends_nothing(training, broker, frozen):
     frozen.move_to(START - timedelta(minutes=15))
     sweep(ScheduledTrainingNotification, now=START - timedelta(minutes=15))
-    events = [event_of(m) for m in queued_messages(broker, "trainings")]
+    events = queued_events(broker, "trainings")
     frozen.move_to(START + timedelta(minutes=1))  # the queue was busy
 
     assert {send_training_reminder(event) for event in events} == {"sent 0"}

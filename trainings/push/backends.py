@@ -4,12 +4,13 @@ one TRAININGS_PUSH_BACKEND names."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
 from django.utils.module_loading import import_string
 
 from trainings.models import Player, PushNotification, Training
@@ -31,8 +32,30 @@ class PushBackend(Protocol):
     def send(self, pushes: Sequence[Push]) -> None: ...
 
 
+def send_each(backend: PushBackend, pushes: Mapping[str, Sequence[Push]]) -> dict[str, Exception]:
+    """The pushes of several reminders (by event id), each reminder's apart: {event id: why its
+    pushes failed}. A backend may send them all at once (`send_each`); otherwise each event's
+    go through `send` in a savepoint of their own, so one failing rolls back only its own."""
+    together = getattr(backend, "send_each", None)
+    if together is not None:
+        failures: dict[str, Exception] = together(pushes)
+        return failures
+    failures = {}
+    for event_id, of_event in pushes.items():
+        try:
+            with transaction.atomic():
+                backend.send(of_event)
+        except Exception as exc:
+            failures[event_id] = exc
+    return failures
+
+
 class RecordingPushBackend:
     """Records what was sent; runs inside the handler's transaction, so it is effect-once."""
+
+    def send_each(self, pushes: Mapping[str, Sequence[Push]]) -> dict[str, Exception]:
+        self.send([push for of_event in pushes.values() for push in of_event])  # one INSERT
+        return {}
 
     def send(self, pushes: Sequence[Push]) -> None:
         PushNotification.objects.bulk_create(
