@@ -4,7 +4,9 @@ from typing import Any
 from celery import shared_task
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from scheduling.batches import handle_batch
 from scheduling.handling import handle_once
+from scheduling.registry import get_scheduled_model
 from scheduling.tasks import EventHandlerTask
 from tests.testapp.models import (
     PingEffect,
@@ -62,6 +64,51 @@ def effect_beyond_rollback(event_id: str, ping_id: int) -> None:
             )
     finally:
         own.close()
+
+
+@shared_task(base=EventHandlerTask, name="testapp.handle_ping_batch")
+def handle_ping_batch(events: list[dict[str, Any]]) -> str:
+    """A batch of any ping model's events (the tests set its handler_batch_size): each row's
+    effect in a savepoint of its own; a ping named "whole-batch-fails" fails the batch."""
+    model = get_scheduled_model(events[0]["model"])
+    with handle_batch(events, model) as batch:
+        pings: list[Any] = batch.rows
+        if any(row.ping.name == "whole-batch-fails" for row in pings):
+            raise ConnectionError("planned failure of the whole batch")
+        done = batch.each(ping_effect)
+    return f"handled {len(done)} of {len(events)}"
+
+
+def ping_effect(row: Any) -> None:
+    fail_if_planned(row.ping.name, row.attempts)
+    if row.ping.name.startswith("slow:"):
+        # Fault tests kill the worker here, mid-batch, inside the batch's transaction.
+        time.sleep(float(row.ping.name.removeprefix("slow:")))
+    PingEffect.objects.create(event_id=row.event_id, ping_id=row.ping_id)
+
+
+@shared_task(base=EventHandlerTask, name="testapp.handle_once_ping_batch")
+def handle_once_ping_batch(events: list[dict[str, Any]]) -> str:
+    """ScheduledOnce's events in batches: each effect beyond any rollback, at most once."""
+    with handle_batch(events, ScheduledOnce) as batch:
+        done = batch.each(once_effect, prepare=refuse_if_planned)
+    return f"handled {len(done)} of {len(events)}"
+
+
+def refuse_if_planned(row: ScheduledOnce) -> None:
+    """Before the effect: a ping named "refused:N" fails its first N tries there."""
+    name = row.ping.name
+    if name.startswith("refused:") and row.attempts <= int(name.removeprefix("refused:")):
+        raise ConnectionRefusedError(f"planned refusal on try {row.attempts} of {name}")
+
+
+def once_effect(row: ScheduledOnce) -> None:
+    effect_beyond_rollback(row.event_id, row.ping_id)
+    if row.ping.name == "fails-during-effect":
+        raise RuntimeError("planned failure after the effect began")
+    if row.ping.name.startswith("slow:"):
+        # Fault tests kill the worker here: the effect happened, it never reported back.
+        time.sleep(float(row.ping.name.removeprefix("slow:")))
 
 
 def fail_if_planned(name: str, attempts: int) -> None:
