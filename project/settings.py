@@ -299,6 +299,7 @@ SCHEDULING_ADMIN_AUTOREGISTER = env_bool("SCHEDULING_ADMIN_AUTOREGISTER", True)
 SCHEDULING_ADMIN_PAGES = env_bool("SCHEDULING_ADMIN_PAGES", True)
 SCHEDULING_ADMIN_INDEX_TEMPLATE = env_bool("SCHEDULING_ADMIN_INDEX_TEMPLATE", True)
 SCHEDULING_QUIET_IDLE_SWEEPS = env_bool("SCHEDULING_QUIET_IDLE_SWEEPS", True)
+SCHEDULING_WORKER_KEEPS_CONNECTIONS = env_bool("SCHEDULING_WORKER_KEEPS_CONNECTIONS", True)
 # Recurring schedules: the seconds a fire time may be late before it counts as missed
 # (misfire policies apply; a fire_all catch-up is bounded by each schedule's catchup_window).
 SCHEDULING_RECURRING_MISFIRE_GRACE = env_number("SCHEDULING_RECURRING_MISFIRE_GRACE", 10.0)

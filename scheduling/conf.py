@@ -14,6 +14,8 @@ from typing import Any, TypeGuard
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 RATE_FORM = "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day"
@@ -183,7 +185,22 @@ class SchedulingSettings:
 
 
 def scheduling_settings() -> SchedulingSettings:
-    return SchedulingSettings(**{f.name: validated(f, n, v) for f, n, v in _configured()})
+    """The settings, validated once and kept until a SCHEDULING_* setting changes (tests'
+    override_settings): the sweep and every handling read them."""
+    global _current
+    if _current is None:
+        _current = SchedulingSettings(**{f.name: validated(f, n, v) for f, n, v in _configured()})
+    return _current
+
+
+_current: SchedulingSettings | None = None
+
+
+@receiver(setting_changed)
+def _forget_settings(setting: str, **kwargs: Any) -> None:
+    global _current
+    if setting.startswith("SCHEDULING_"):
+        _current = None
 
 
 def setting_errors() -> list[str]:

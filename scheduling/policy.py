@@ -52,7 +52,7 @@ def accepted(value: object, *, whole: bool) -> bool:
 
 
 def validate_batch_size(model: type[Any]) -> None:
-    size = model.handler_batch_size
+    size = getattr(model, "handler_batch_size", 0)
     if isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_HANDLER_BATCH_SIZE:
         return
     raise ImproperlyConfigured(

@@ -40,3 +40,17 @@ def test_a_sensible_policy_or_none_passes(values):
 def test_a_bad_value_is_refused_naming_the_model_and_the_accepted_form(values, message):
     with pytest.raises(ImproperlyConfigured, match=message.replace(".", r"\.")):
         validate_policy(policy(**values))
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, 10_000])
+def test_a_handler_batch_size_from_0_to_10000_passes(size):
+    validate_policy(policy(handler_batch_size=size))
+
+
+@pytest.mark.parametrize("size", [-1, 10_001, 2.5, True, "100", None])
+def test_a_bad_handler_batch_size_is_refused_naming_the_accepted_form(size):
+    with pytest.raises(ImproperlyConfigured) as refused:
+        validate_policy(policy(handler_batch_size=size))
+
+    assert f"Reminder.handler_batch_size = {size!r} is not valid" in str(refused.value)
+    assert "an integer from 1 to 10000" in str(refused.value)
