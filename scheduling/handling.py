@@ -38,6 +38,7 @@ from django.utils import timezone
 from scheduling import metrics
 from scheduling.actors import actor, process_actor
 from scheduling.databases import database_of
+from scheduling.handling_sql import statements_for
 from scheduling.history import record
 from scheduling.history.models import Kind
 from scheduling.models import ScheduledEvent, Status
@@ -164,7 +165,7 @@ def _handling(
             # A savepoint: a failed effect rolls back alone.
             with transaction.atomic(using=using), _current_handling(Handling(model, row, False)):
                 yield row
-                model.objects.filter(pk=row.pk).update(handled_at=Now())
+                statements_for(model).mark_handled(row.pk)
                 metrics.record_handled(model)
         except Exception as exc:
             # Recorded while the row is still locked, so the reconciliation cannot requeue it
@@ -235,7 +236,7 @@ def claim_effect(handling: Handling) -> bool:
     # The claim commits before the effect. Deliveries of one event (a duplicate message, a
     # republication) may both get here; the one whose UPDATE changes the row begins the effect,
     # the other finds effect_started_at set and leaves it. Reconciliation never requeues it.
-    won = handling.unclaimed().update(effect_started_at=Now(), updated_at=Now()) == 1
+    won = statements_for(handling.model).claim(handling.row.pk, handling.row.version)
     handling.started, handling.lost = won, not won
     return won
 
@@ -246,13 +247,15 @@ def effect_transaction(handling: Handling) -> Iterator[ScheduledEvent | None]:
     # only the claim had to commit before it. The claimed row stays locked through the effect:
     # a person's retry() or cancel() of a stuck row waits until the effect is done, then finds
     # it handled, so a second effect cannot start mid-way.
+    statements = statements_for(handling.model)
+    pk, version = handling.row.pk, handling.row.version
     with transaction.atomic(using=handling.using):
-        if not handling.claimed().select_for_update().values_list("pk", flat=True):
+        if not statements.lock_claimed(pk, version):
             handling.lost = True
             yield None  # retried or cancelled between the claim and now: not ours
             return
         yield handling.row
-        handling.claimed().update(handled_at=Now(), updated_at=Now())
+        statements.mark_claimed_handled(pk, version)
         metrics.record_handled(handling.model)
 
 
@@ -294,15 +297,15 @@ def _locked_if_unhandled(
 
 
 def locked_row(model: type[ScheduledEvent], pk: Any) -> ScheduledEvent | None:
-    rows = model.objects.select_for_update(of=("self",)).filter(pk=pk)
+    statements = statements_for(model)
     if partitioning_of(model) is None:
-        return rows.first()
+        return statements.lock(pk)
 
     # A retry() or another delivery's backoff may move the row to another partition while we
     # wait for its lock; a savepoint lets the lock be taken again where the row now is.
     def lock() -> ScheduledEvent | None:
-        with transaction.atomic():
-            return rows.first()
+        with transaction.atomic(using=statements.using):
+            return statements.lock(pk)
 
     return retrying_moved_rows(lock, f"handling of {model._meta.label}")
 
