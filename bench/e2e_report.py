@@ -37,7 +37,7 @@ class Outcome:
     seconds: float  # from the first event handled to the last
     before: Snapshot  # the window over which CPU is counted
     after: Snapshot
-    note: str = ""
+    counts: dict[str, float] = field(default_factory=dict)  # the variant's own, e.g. emails
     load: float = field(default_factory=lambda: os.getloadavg()[0])
 
     @property
@@ -91,8 +91,8 @@ def record_outcome(outcome: Outcome, plain: float) -> None:
     record("e2e", f"{name}: ratio to plain Celery", outcome.rate / plain, "x", **extra)
     for group, us in outcome.per_event_us().items():
         record("e2e", f"{name}: CPU per event, {group}", us, "µs", **extra)
-    if outcome.note:
-        print(f"  e2e         {name}: {outcome.note}")
+    for figure, count in outcome.counts.items():
+        record("e2e", f"{name}: {figure}", count, "", **extra)
     if outcome.others:
         print(
             f"  e2e         {name}: other databases ran {outcome.others:,} transactions meanwhile"
