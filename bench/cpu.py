@@ -2,6 +2,7 @@
 (every backend, the exited ones included), and the Redis server; for figures per event."""
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,3 +85,46 @@ def machine_cpu_seconds() -> float:
     fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle and iowait
     return (sum(fields[:8]) - idle) / TICKS
+
+
+@dataclass(frozen=True)
+class Proc:
+    parent: int
+    cpu: float  # seconds: utime + stime, and cutime + cstime (its exited, reaped children)
+
+
+def process_table() -> dict[int, Proc]:
+    """Every live process's parent and CPU, from /proc/<pid>/stat."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = stat_fields(int(entry.name))
+        except OSError:  # exited meanwhile
+            continue
+        table[int(entry.name)] = Proc(int(fields[1]), sum(int(n) for n in fields[11:15]) / TICKS)
+    return table
+
+
+def descendants(parents: Mapping[int, int], root: int) -> set[int]:
+    """The pids below `root` in the process tree that `parents` (pid: parent pid) describes."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def tree_cpu(table: Mapping[int, Proc], root: int) -> float:
+    """CPU seconds of `root` and its descendants in `table` (process_table()). A child's
+    seconds pass to its parent's cutime once reaped, so the sum never drops: read it twice
+    while the tree lives, and the difference is what the tree spent in between."""
+    parents = {pid: proc.parent for pid, proc in table.items()}
+    pids = {root} | descendants(parents, root)
+    return sum(table[pid].cpu for pid in pids if pid in table)
