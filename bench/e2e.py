@@ -6,8 +6,7 @@ a. plain: N plain Celery tasks that do nothing, queued first, then the worker st
    from the first message the worker takes off the queue to the moment the queue and kombu's
    `unacked` hash are both empty (polled every 5 ms): no per-task work is added to time it.
 b. single: N ScheduledNoop rows due at once, handled through handle_once by a no-op handler.
-c. batched: the same, ScheduledNoopBatch (up to 100 rows a message, handle_batch); skipped
-   until the batched API is in scheduling.handling.
+c. batched: the same, ScheduledNoopBatch (up to 100 rows a message, handle_batch).
 d. trainings: N training reminders (the recording push backend).
 e. purchases: N pre-order emails (at most once) over SMTP to a local sink that takes every
    message at once (bench/fake_smtp.py --rate 0); its duplicates are counted.
@@ -36,7 +35,6 @@ from bench.common import broker, make_notification_rows, sql, vacuum
 from bench.drain import make_rows
 from bench.e2e_report import Outcome, Snapshot, report
 from bench.noop.models import ScheduledNoop, ScheduledNoopBatch
-from bench.noop.tasks import batch_api
 from bench.release import ROOT as PROJECT_ROOT
 from bench.release import Plan, ProviderStats, free_port, start_provider, stop
 from purchases.models import ScheduledPurchase
@@ -68,9 +66,6 @@ def run_e2e(events: int) -> None:
     )
     outcomes = [run_plain(events)]
     for variant in scheduled_variants():
-        if variant.model is ScheduledNoopBatch and batch_api() is None:
-            print("  batched: skipped, scheduling.handling.handle_batch is not there yet")
-            continue
         outcomes.append(run_scheduled(variant, events))
     report(outcomes)
 

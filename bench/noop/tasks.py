@@ -1,11 +1,11 @@
 """The no-op handlers: plain Celery's, one event's, a batch's."""
 
-from importlib import import_module
 from typing import Any
 
 from celery import shared_task
 
 from bench.noop.models import ScheduledNoop, ScheduledNoopBatch
+from scheduling.batches import handle_batch
 from scheduling.handling import handle_once
 from scheduling.tasks import EventHandlerTask
 
@@ -23,15 +23,6 @@ def noop_single(event: dict[str, Any]) -> None:
 
 @shared_task(base=EventHandlerTask, name="bench.noop_batch")
 def noop_batch(events: list[dict[str, Any]]) -> None:
-    handle_batch = batch_api()
-    assert handle_batch is not None, "scheduling.handling.handle_batch has not landed"
     with handle_batch(events, ScheduledNoopBatch) as batch:
         for _row in batch.rows:
             pass
-
-
-def batch_api() -> Any:
-    """scheduling.handling.handle_batch, or None before the batched API (issue 34) lands.
-
-    Looked up when called, so the bench runs (and type-checks) on code without it."""
-    return getattr(import_module("scheduling.handling"), "handle_batch", None)
