@@ -8,6 +8,7 @@ row is then moved) or the new one, never a mix.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +17,7 @@ from django.core import signing
 from django.core.mail import send_mail
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import connection, transaction
-from django.db.models import Model
+from django.db.models import Model, prefetch_related_objects
 from django.urls import reverse
 from django.utils import timezone
 
@@ -240,13 +241,20 @@ def fulfillment_send(*, row: ScheduledPurchase, connection: BaseEmailBackend | N
     given); a refunded purchase gets nothing.
 
     Called as handle_once()'s effect, which holds the row's lock. Locking the purchase too makes
-    a refund either commit first (and nothing is sent) or wait until the email is out.
+    a refund either commit first (and nothing is sent) or wait until the email is out. A batch
+    reads its rows' purchases, customers, releases and tracks beforehand
+    (`fulfillment_prefetch`); the lock then reads the purchase's status again.
     """
-    purchase = (
-        Purchase.objects.select_for_update(of=("self",))
-        .select_related("customer", "release__artist")
-        .get(pk=row.purchase_id)
-    )
+    if ScheduledPurchase.purchase.is_cached(row):
+        purchase = row.purchase
+        locked = Purchase.objects.select_for_update().filter(pk=purchase.pk)
+        purchase.status = locked.values_list("status", flat=True).get()
+    else:
+        purchase = (
+            Purchase.objects.select_for_update(of=("self",))
+            .select_related("customer", "release__artist")
+            .get(pk=row.purchase_id)
+        )
     if purchase.status == Purchase.Status.REFUNDED:
         return False
     title = row.track.title if row.track else purchase.release.title
@@ -261,3 +269,8 @@ def fulfillment_send(*, row: ScheduledPurchase, connection: BaseEmailBackend | N
         connection=connection,
     )
     return True
+
+
+def fulfillment_prefetch(rows: Sequence[ScheduledPurchase]) -> None:
+    """What fulfillment_send reads of a batch's rows, in a query per relation for the batch."""
+    prefetch_related_objects(rows, "purchase__customer", "purchase__release__artist", "track")

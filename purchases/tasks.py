@@ -4,7 +4,7 @@ from celery import shared_task
 from django.core.mail import get_connection
 
 from purchases.models import ScheduledPurchase
-from purchases.services import fulfillment_send
+from purchases.services import fulfillment_prefetch, fulfillment_send
 from scheduling.batches import handle_batch
 from scheduling.handling import effect_begins, handle_once
 from scheduling.tasks import EventHandlerTask
@@ -47,6 +47,7 @@ def send_fulfillment_emails(events: list[dict[str, Any]]) -> str:
     with handle_batch(events, ScheduledPurchase) as batch:
         if not batch.rows:
             return f"skipped {len(events)}"
+        fulfillment_prefetch(batch.rows)
         mail = MailConnection()
         try:
             outcomes = batch.each(mail.send, prepare=mail.ready)
