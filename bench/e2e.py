@@ -243,7 +243,9 @@ def sink(events: int, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dic
     """The local SMTP sink, taking every message at once, and the workers' settings for it."""
     port, stats = free_port(), sink_stats()
     stats.unlink(missing_ok=True)
-    plan = Plan(events, 0, 0.0, 0, 2, 1.0, 0.0)  # no budget (--rate 0), no outage
+    plan = Plan(  # with limited=False: --rate 0 (no budget), and no outage
+        rows=events, rate=0, outage=0.0, naive_rows=0, concurrency=2, progress_every=1.0, lead=0.0
+    )
     provider = start_provider(port, plan, limited=False, stats=stats)
     smtp = {
         "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
