@@ -46,11 +46,10 @@ from scheduling.databases import database_of
 from scheduling.handling import (
     Handling,
     as_worker,
-    claim_effect,
-    effect_transaction,
     record_failure,
     record_failure_during_effect,
 )
+from scheduling.handling_sql import statements_for
 from scheduling.models import ScheduledEvent
 from scheduling.partitions import partitioning_of, retrying_moved_rows
 from scheduling.querysets import awaiting_handling_q
@@ -90,19 +89,22 @@ class Batch(Generic[E]):
         the last effect broke): its exception is recorded like one before an at-most-once
         effect, to be retried after a backoff, and the row's effect does not run.
         """
+        if self.model.at_most_once:
+            return AtMostOnceEffects(self, effect, prepare).run()
         results: dict[Any, T] = {}
         for row in self.pending():
-            try:
-                if prepare is not None:
-                    prepare(row)
-            except Exception as exc:
-                self.failed(row, exc)
-                continue
-            if self.model.at_most_once:
-                self._at_most_once(row, effect, results)
-            else:
+            if self._prepared(row, prepare):
                 self._at_least_once(row, effect, results)
         return results
+
+    def _prepared(self, row: E, prepare: Callable[[E], object] | None) -> bool:
+        try:
+            if prepare is not None:
+                prepare(row)
+        except Exception as exc:
+            self.failed(row, exc)
+            return False
+        return True
 
     def _at_least_once(self, row: E, effect: Callable[[E], T], results: dict[Any, T]) -> None:
         try:
@@ -110,18 +112,6 @@ class Batch(Generic[E]):
                 results[row.pk] = effect(row)
         except Exception as exc:
             self.failed(row, exc)
-
-    def _at_most_once(self, row: E, effect: Callable[[E], T], results: dict[Any, T]) -> None:
-        handling = Handling(self.model, row, True)
-        self.effects.add(row.pk)
-        if not claim_effect(handling):  # another delivery began it: not ours
-            return
-        try:
-            with effect_transaction(handling) as claimed:
-                if claimed is not None:  # None: retried or cancelled since the claim
-                    results[row.pk] = effect(row)
-        except Exception as exc:
-            record_failure_during_effect(handling, exc)
 
     def pending(self) -> list[E]:
         """The rows neither failed nor (at-most-once) begun."""
@@ -137,6 +127,70 @@ class Batch(Generic[E]):
         for version, of_version in versions.items():
             same_version |= Q(pk__in=of_version, version=version)
         return self.model.objects.filter(same_version).filter(awaiting_handling_q())
+
+
+class AtMostOnceEffects(Generic[E, T]):
+    """The effects of an at-most-once batch, one row at a time.
+
+    Each row's claim commits before its effect, and its `handled_at` with the effect's own
+    transaction, which holds the row locked (a person's retry waits, as in handle_once). The
+    transaction that marks a row handled also claims the next one, so each email costs one
+    durable commit, not two: a crash between that commit and the next effect leaves that next
+    row in flight with nothing done, so in flight is at most one row at any time. A prepare
+    that fails on a row claimed so takes the claim back before recording the failure.
+    """
+
+    def __init__(
+        self, batch: Batch[E], effect: Callable[[E], T], prepare: Callable[[E], object] | None
+    ) -> None:
+        self.batch, self.effect, self.prepare = batch, effect, prepare
+        self.statements = statements_for(batch.model)
+        self.results: dict[Any, T] = {}
+
+    def run(self) -> dict[Any, T]:
+        rows = self.batch.pending()
+        claimed = False  # the row at hand was claimed by the previous row's commit
+        for index, row in enumerate(rows):
+            following = rows[index + 1] if index + 1 < len(rows) else None
+            claimed = self.one(row, following, claimed=claimed)
+        return self.results
+
+    def one(self, row: E, following: E | None, *, claimed: bool) -> bool:
+        """Handle `row`; whether `following` is now claimed."""
+        if not self.ready(row, claimed=claimed):
+            return False
+        handling = Handling(self.batch.model, row, True)
+        handling.started = True
+        self.batch.effects.add(row.pk)
+        try:
+            return self.effect_of(row, following)
+        except Exception as exc:
+            record_failure_during_effect(handling, exc)
+            return False
+
+    def ready(self, row: E, *, claimed: bool) -> bool:
+        """Prepared and claimed: the effect may begin."""
+        try:
+            if self.prepare is not None:
+                self.prepare(row)
+        except Exception as exc:
+            if claimed:  # nothing was done under this claim: it goes back
+                self.statements.unclaim(row.pk, row.version)
+            self.batch.failed(row, exc)
+            return False
+        if claimed or self.statements.claim(row.pk, row.version):
+            return True
+        self.batch.effects.add(row.pk)  # another delivery began it: not ours
+        return False
+
+    def effect_of(self, row: E, following: E | None) -> bool:
+        with transaction.atomic(using=self.batch.using):
+            if not self.statements.lock_claimed(row.pk, row.version):
+                return False  # retried or cancelled since the claim: not ours
+            self.results[row.pk] = self.effect(row)
+            self.statements.mark_claimed_handled(row.pk, row.version)
+            metrics.record_handled(self.batch.model)
+            return following is not None and self.statements.claim(following.pk, following.version)
 
 
 def handle_batch(

@@ -46,6 +46,10 @@ class HandlingStatements:
             f"UPDATE {table} SET effect_started_at = {now}, updated_at = {now}"
             f" WHERE {this} AND {AWAITING}"
         )
+        self.unclaim_sql = (
+            f"UPDATE {table} SET effect_started_at = NULL, updated_at = {now}"
+            f" WHERE {this} AND {IN_FLIGHT}"
+        )
         self.lock_claimed_sql = f"SELECT 1 FROM {table} WHERE {this} AND {IN_FLIGHT}{lock}"
         self.claimed_handled_sql = (
             f"UPDATE {table} SET handled_at = {now}, updated_at = {now}"
@@ -71,6 +75,10 @@ class HandlingStatements:
         """At-most-once: the effect begins, if this version awaits handling still."""
         with self._execute(self.claim_sql, [pk, version]) as cursor:
             return bool(cursor.rowcount == 1)
+
+    def unclaim(self, pk: Any, version: int) -> None:
+        """Take back a claim whose effect has not begun (nothing was done under it)."""
+        self._execute(self.unclaim_sql, [pk, version]).close()
 
     def lock_claimed(self, pk: Any, version: int) -> bool:
         """The claimed row locked (still in flight as this version)."""

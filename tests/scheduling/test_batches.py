@@ -272,3 +272,23 @@ class django_capture_on_commit:
 
     def __exit__(self, *exc):
         return self.context.__exit__(*exc)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_at_most_once_no_more_than_one_row_is_ever_in_flight(once_batched, broker):
+    make_once_rows(["a", "b", "c", "d"])
+    sweep(once_batched)
+    (events,) = published_batches(broker)
+    seen = []
+
+    def effect(row):
+        in_flight = once_batched.objects.filter(
+            effect_started_at__isnull=False, handled_at__isnull=True
+        )
+        seen.append(list(in_flight.values_list("pk", flat=True)))
+
+    with handle_batch(events, once_batched) as batch:
+        batch.each(effect)
+
+    assert [pks for pks in seen] == [[event["pk"]] for event in events]
+    assert once_batched.objects.filter(handled_at__isnull=True).count() == 0
