@@ -292,3 +292,21 @@ def test_at_most_once_no_more_than_one_row_is_ever_in_flight(once_batched, broke
 
     assert [pks for pks in seen] == [[event["pk"]] for event in events]
     assert once_batched.objects.filter(handled_at__isnull=True).count() == 0
+
+
+def test_a_lost_batch_message_is_published_again_after_the_handling_timeout(
+    batched, broker, settings
+):
+    settings.SCHEDULING_HANDLING_TIMEOUT = 60
+    make_due_pings(3, model=batched)
+    sweep(batched)
+    published_batches(broker)  # the broker lost it
+    long_ago = timezone.now() - timedelta(minutes=5)
+    batched.objects.update(delivered_at=long_ago)
+
+    result = sweep(batched)
+
+    assert (result.requeued, result.delivered) == (3, 3)
+    (events,) = published_batches(broker)
+    assert handle_ping_batch(events) == "handled 3 of 3"
+    assert batched.objects.filter(handled_at__isnull=True).count() == 0

@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.db import connections
 from django.utils import timezone
 
+from scheduling.batches import handle_batch
 from scheduling.databases import database_of
 from scheduling.handling import handle_once
 from scheduling.history.models import EventHistory, Kind
@@ -233,3 +234,24 @@ def test_scheduling_status_counts_the_remote_rows_by_their_databases_clock():
     remote = next(item for item in json.loads(out.getvalue()) if item["model"] == REMOTE_LABEL)
     assert (remote["pending"], remote["due_now"]) == (1, 1)
     assert remote["oldest_due_lateness_s"] >= 120
+
+
+def test_a_batch_is_locked_handled_and_its_failures_recorded_on_the_rows_database(
+    broker, monkeypatch
+):
+    monkeypatch.setattr(ScheduledReminder, "handler_batch_size", 10)
+    rows = [reminder("ada"), reminder("fail-bob"), reminder("cy")]
+    sweep(ScheduledReminder)
+    events = [delivered(row) for row in rows]
+
+    with handle_batch(events, ScheduledReminder) as batch:
+        for locked in batch.rows:
+            if locked.account.name.startswith("fail"):
+                batch.failed(locked, RuntimeError("the mail server refused it"))
+            else:
+                ReminderSent.objects.create(event_id=locked.event_id, account_id=locked.account_id)
+
+    handled = ScheduledReminder.objects.filter(handled_at__isnull=False)
+    assert sorted(handled.values_list("account__name", flat=True)) == ["ada", "cy"]
+    assert history_on("second", rows[1]) == [Kind.PUBLISHED, Kind.HANDLING_FAILED]
+    assert history_on("default", rows[1]) == []
