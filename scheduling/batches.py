@@ -35,6 +35,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 from django.db import transaction
@@ -67,7 +68,7 @@ class Batch(Generic[E]):
     failures: dict[Any, BaseException] = field(default_factory=dict)
     effects: set[Any] = field(default_factory=set)  # at-most-once: effect begun (pks)
 
-    @property
+    @cached_property
     def using(self) -> str:
         return database_of(self.model)
 
