@@ -154,26 +154,40 @@ def _current_handling(handling: Handling) -> Iterator[Handling]:
 def _handling(
     event: Mapping[str, Any], model: type[ScheduledEvent]
 ) -> Iterator[ScheduledEvent | None]:
-    failure: Exception | None = None
     using = database_of(model)  # the row's lock and handled_at in one transaction, there
-    with transaction.atomic(using=using):
-        row = _locked_if_unhandled(model, event)
-        if row is None:
-            yield None
-            return
-        try:
-            # A savepoint: a failed effect rolls back alone.
-            with transaction.atomic(using=using), _current_handling(Handling(model, row, False)):
+    locked = False
+    try:
+        with transaction.atomic(using=using):
+            row = _locked_if_unhandled(model, event)
+            if row is None:
+                yield None
+                return
+            locked = True
+            with _current_handling(Handling(model, row, False)):
                 yield row
-                statements_for(model).mark_handled(row.pk)
-                metrics.record_handled(model)
-        except Exception as exc:
-            # Recorded while the row is still locked, so the reconciliation cannot requeue it
-            # in between and lose the error and the backoff.
-            record_failure(model, row, exc)
-            failure = exc
-    if failure is not None:
-        raise failure
+            statements_for(model).mark_handled(row.pk)
+            metrics.record_handled(model)
+    except Exception as exc:
+        if locked:
+            _record_after_rollback(model, event, exc)
+        raise
+
+
+def _record_after_rollback(
+    model: type[ScheduledEvent], event: Mapping[str, Any], exc: Exception
+) -> None:
+    """The effect failed and its transaction rolled back: the row is locked again to record
+    why. No savepoint around the effect (two round trips an event, on the path every event
+    takes): in the moment between, a duplicate delivery may handle the row, or the
+    reconciliation requeue it if it was past its handling timeout; either only tries it again
+    sooner, and the failure then finds no row awaiting handling to record on."""
+    try:
+        with transaction.atomic(using=database_of(model)):
+            row = _locked_if_unhandled(model, event)
+            if row is not None:
+                record_failure(model, row, exc)
+    except DatabaseError:  # the database itself failed: reconciliation republishes the event
+        log.exception("could not record the failed handling of %s", event.get("id"))
 
 
 @contextmanager
