@@ -85,15 +85,16 @@ def check_handler_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             f"{model._meta.label}.handler_task = {model.handler_task!r}, but no tasks module of "
             "an installed app defines a task of that name: its events would be published to "
             f"queue {model.get_queue()!r} and never handled.",
-            hint="Define it with @shared_task(name=...) in <app>/tasks.py, or fix the name; a "
-            "task another codebase's workers run goes in SCHEDULING_EXTERNAL_TASKS.",
+            hint="Define it with @shared_task(name=...) in <app>/tasks.py, or as a django.tasks "
+            "@task (give the task or its dotted path), or fix the name; a task another "
+            "codebase's workers run goes in SCHEDULING_EXTERNAL_TASKS.",
             obj=model,
             id="scheduling.E004",
         )
         for model in models
         if model.handler_task
-        and model.handler_task not in registered
-        and not external(model.handler_task)
+        and model.get_handler_task() not in registered
+        and not external(model.get_handler_task())
     ]
 
 

@@ -146,3 +146,8 @@ if "TEST_VISIBILITY_TIMEOUT" in os.environ:
 # Nothing reads from it unless a test enables the router and middleware (replica_reads there).
 # A child process given DATABASE_REPLICA_URL (tests/faults/test_read_replicas.py) keeps that.
 DATABASES.setdefault("replica", {**DATABASES["default"], "TEST": {"MIRROR": "default"}})
+
+# tests/jobs/test_django_tasks.py: a second queue besides django.tasks' default one.
+TASKS = {
+    "default": {"BACKEND": "scheduling.backends.SchedulingBackend", "QUEUES": ["default", "emails"]}
+}
