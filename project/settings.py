@@ -194,12 +194,6 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# Django's task framework (django.tasks; on Django 5.2 the django_tasks backport): each
-# enqueue() is a keyed job, delivered by the sweep and run by the Celery workers.
-TASKS: dict[str, dict[str, object]] = {
-    "default": {"BACKEND": "scheduling.backends.SchedulingBackend"}
-}
-
 # --- Celery -------------------------------------------------------------------------------
 SCHEDULING_PUBLISH_TIMEOUT = env_number("SCHEDULING_PUBLISH_TIMEOUT", 5.0)
 

@@ -17,6 +17,8 @@ def connect() -> None:
     # Connected first: the receivers below read the settings this one vets.
     for signal in (signals.celeryd_init, signals.beat_init):
         signal.connect(refuse_to_start, weak=False, dispatch_uid="scheduling.refuse_to_start")
+    for signal in (signals.celeryd_init, signals.beat_init):
+        signal.connect(warn_unknown_settings, weak=False, dispatch_uid="scheduling.setting_names")
     signals.beat_init.connect(add_sweep_entries, weak=False, dispatch_uid="scheduling.beat")
     signals.celeryd_init.connect(
         consume_scheduling_queues, weak=False, dispatch_uid="scheduling.queues"
@@ -36,6 +38,13 @@ def refuse_to_start(**kwargs: Any) -> None:
         print(error.msg, file=sys.stderr, flush=True)
     if errors:
         raise SystemExit(1)
+
+
+def warn_unknown_settings(**kwargs: Any) -> None:
+    """A SCHEDULING_* setting the framework does not know (a misspelling) is logged at start."""
+    from scheduling.setting_names import log_unknown_settings
+
+    log_unknown_settings()
 
 
 def add_sweep_entries(sender: Any, **kwargs: Any) -> None:

@@ -25,6 +25,7 @@ from scheduling.models import ScheduledEvent
 from scheduling.partitions.checks import unpartitioned_warnings
 from scheduling.quiet_calendars import missing_calendar_warnings
 from scheduling.registry import scheduled_models
+from scheduling.setting_names import unknown_setting_lines
 from scheduling.targets import is_external_task
 
 
@@ -57,6 +58,11 @@ def configuration_errors() -> list[Error]:
             )
         )
     return errors
+
+
+@register()
+def check_setting_names(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    return [Warning(line, id="scheduling.W006") for line in unknown_setting_lines()]
 
 
 @register(Tags.caches)

@@ -147,7 +147,8 @@ if "TEST_VISIBILITY_TIMEOUT" in os.environ:
 # A child process given DATABASE_REPLICA_URL (tests/faults/test_read_replicas.py) keeps that.
 DATABASES.setdefault("replica", {**DATABASES["default"], "TEST": {"MIRROR": "default"}})
 
-# tests/jobs/test_django_tasks.py: a second queue besides django.tasks' default one.
+# Django's task framework on the SchedulingBackend (docs/django-tasks.md), with a second queue
+# besides the default one for tests/jobs/test_django_tasks.py.
 TASKS = {
     "default": {"BACKEND": "scheduling.backends.SchedulingBackend", "QUEUES": ["default", "emails"]}
 }
