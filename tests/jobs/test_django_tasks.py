@@ -234,3 +234,21 @@ def test_the_handler_check_still_refuses_an_unknown_name(monkeypatch: pytest.Mon
     errors = [e for e in check_handler_tasks() if e.obj is ScheduledPing]
 
     assert [e.id for e in errors] == ["scheduling.E004"]
+
+
+# --- the admin ---------------------------------------------------------------------------
+
+
+def test_the_admin_lists_enqueued_tasks_filterable_by_task_name(admin_client: Any) -> None:
+    added = taskfuncs.add.enqueue(1, 2)
+    doubled = taskfuncs.double.enqueue(2)
+    runs, jobs = "/admin/scheduling_jobs/scheduledjobrun/", "/admin/scheduling_jobs/job/"
+
+    page = admin_client.get(runs).content.decode()
+    only_add = admin_client.get(runs, {"task": "tests.testapp.taskfuncs.add"}).content.decode()
+    jobs_page = admin_client.get(jobs, {"task": "tests.testapp.taskfuncs.double"})
+
+    assert "tests.testapp.taskfuncs.double" in page  # a choice of the filter
+    assert f"task:{added.id}" in only_add
+    assert f"task:{doubled.id}" not in only_add
+    assert list(jobs_page.context["cl"].result_list) == [Job.objects.get(key=f"task:{doubled.id}")]
