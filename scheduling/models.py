@@ -161,7 +161,7 @@ class ScheduledEvent(models.Model):
         constraints: ClassVar[list[models.BaseConstraint]] = []
 
     def __str__(self) -> str:
-        return f"{self.event_id} due {iso_utc(self.due_at)} ({self.status})"
+        return f"{self.event_id} due {iso_utc(self.due_at)} ({self.lifecycle.replace('_', ' ')})"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         require_aware(self.due_at, "due_at")
