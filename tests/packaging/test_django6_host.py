@@ -22,6 +22,7 @@ import pytest
 
 from tests.packaging.test_wheel import (
     host_environment,
+    manager,
     run,
     scratch_database,
     start_worker,
@@ -111,9 +112,7 @@ def test_a_django_61_host_runs_enqueued_tasks(wheel: Path, tmp_path: Path) -> No
     with scratch_database() as database:
         env = host_environment(database, effects)
 
-        def manage(*args: str) -> str:
-            return run([str(python), "manage.py", *args], cwd=project, env=env)
-
+        manage = manager(python, project, env)
         manage("makemigrations", "shop")
         manage("migrate", "--no-input")
         assert "System check identified no issues" in manage("check")

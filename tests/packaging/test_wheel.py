@@ -20,7 +20,7 @@ import sys
 import time
 import tomllib
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from email.message import Message
 from email.parser import Parser
@@ -118,9 +118,7 @@ def test_a_new_host_project_delivers_and_handles_an_event(wheel: Path, tmp_path:
     with scratch_database() as database:
         env = host_environment(database, effects)
 
-        def manage(*args: str) -> str:
-            return run([str(python), "manage.py", *args], cwd=project, env=env)
-
+        manage = manager(python, project, env)
         assert "shop/migrations/0001_initial.py" in manage("makemigrations", "shop")
         # Nothing else to migrate: no model of an optional app the host left out, no index
         # name that changes between processes.
@@ -261,6 +259,15 @@ def run(command: list[str], **kwargs: object) -> str:
     )  # type: ignore[call-overload]
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}"
     return str(done.stdout)
+
+
+def manager(python: Path, project: Path, env: dict[str, str]) -> Callable[..., str]:
+    """The host project's `manage.py`, run to completion in its environment."""
+
+    def manage(*args: str) -> str:
+        return run([str(python), "manage.py", *args], cwd=project, env=env)
+
+    return manage
 
 
 def fresh_virtualenv(path: Path, wheel: Path) -> Path:
