@@ -61,15 +61,17 @@ def add_sweep_entries(sender: Any, **kwargs: Any) -> None:
 
 
 def consume_scheduling_queues(sender: str, instance: Any, conf: Any, **kwargs: Any) -> None:
-    """A worker consumes the sweep queue and every scheduled model's queue.
+    """A worker consumes the sweep queue, every scheduled model's queue and the queues of
+    django.tasks' SchedulingBackend (TASKS' QUEUES).
 
     celeryd_init comes before the worker applies `-Q`: a plain worker consumes these queues
     besides Celery's default one, and `-Q` still narrows to what it names.
     """
+    from scheduling.djangotasks import backend_queues
     from scheduling.registry import queue_names
 
     queues = instance.app.amqp.queues
-    for name in queue_names():
+    for name in sorted({*queue_names(), *backend_queues()}):
         # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration; any other is
         # declared as Celery declares a missing queue (quorum, with CELERY_BROKER_QUORUM_QUEUES).
         queues.select_add(queues.get(name) or queues.new_missing(name))

@@ -13,6 +13,7 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
@@ -20,6 +21,8 @@ from django.utils.module_loading import import_string
 # a scheduled model's handler_task given as a @task (scheduling.tasks).
 RUN_TASK = "scheduling.run_task"
 RUN_HANDLER = "scheduling.run_handler"
+BACKEND_PATH = "scheduling.backends.SchedulingBackend"
+DEFAULT_QUEUE_NAME = "default"  # django.tasks' DEFAULT_TASK_QUEUE_NAME: Celery's default queue
 
 MISSING = (
     "django.tasks is not available: it comes with Django 6; on Django 5.2 install the backport "
@@ -93,3 +96,13 @@ def _imported(path: str) -> object:
         return import_string(path)
     except ImportError:
         return None
+
+
+def backend_queues() -> set[str]:
+    """The Celery queues SchedulingBackend's tasks may go to besides Celery's default one: the
+    QUEUES of each TASKS entry on it (a worker consumes them as it does the models' queues)."""
+    backends = getattr(settings, "TASKS", {}).values()
+    ours = [
+        params.get("QUEUES", ()) for params in backends if params.get("BACKEND") == BACKEND_PATH
+    ]
+    return {name for queues in ours for name in queues} - {DEFAULT_QUEUE_NAME}

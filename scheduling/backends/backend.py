@@ -18,7 +18,6 @@ from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import JobError, check_labels, check_payload
 from scheduling.targets import CallbackType, TargetError, check_queue_name
 
-DEFAULT_QUEUE_NAME = "default"  # django.tasks' DEFAULT_TASK_QUEUE_NAME
 PRIORITY_REFUSED = (
     "priority: SchedulingBackend runs tasks in the order they fall due and has no priorities; "
     "got {priority}. Leave it at 0, or give urgent tasks a queue_name of their own, consumed "
@@ -77,7 +76,7 @@ class SchedulingBackend(djangotasks.BaseTaskBackend):
 
 
 def celery_queue(queue_name: str) -> str:
-    if queue_name == DEFAULT_QUEUE_NAME:
+    if queue_name == djangotasks.DEFAULT_QUEUE_NAME:
         # Not the routes of scheduling.* tasks, which hosts point at the sweep's queue.
         return str(current_app.conf.task_default_queue)
     try:

@@ -3,10 +3,12 @@ the sweep and a worker (here scheduling.testing.run_due: the real sweep and hand
 process), get_result() read from the rows; and a scheduled model's handler_task as a @task."""
 
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
+from celery import Celery
 from django.core.checks import Error
 from django.db import transaction
 from django.test import override_settings
@@ -14,8 +16,9 @@ from django.utils import timezone
 
 from scheduling import djangotasks
 from scheduling.backends import SchedulingBackend
+from scheduling.celery import consume_scheduling_queues
 from scheduling.checks import check_handler_tasks
-from scheduling.djangotasks import RUN_TASK
+from scheduling.djangotasks import RUN_TASK, backend_queues
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import JobError
 from scheduling.testing import run_due
@@ -252,3 +255,12 @@ def test_the_admin_lists_enqueued_tasks_filterable_by_task_name(admin_client: An
     assert f"task:{added.id}" in only_add
     assert f"task:{doubled.id}" not in only_add
     assert list(jobs_page.context["cl"].result_list) == [Job.objects.get(key=f"task:{doubled.id}")]
+
+
+def test_a_stock_worker_consumes_the_backends_queues() -> None:
+    app = Celery("host", set_as_current=False)
+
+    consume_scheduling_queues(sender="worker", instance=SimpleNamespace(app=app), conf=app.conf)
+
+    assert "emails" in app.amqp.queues.consume_from
+    assert backend_queues() == {"emails"}  # "default" is Celery's default queue

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -31,6 +32,7 @@ from tests.packaging.test_wheel import (
 )
 
 TASKS_TEMPLATE = Path(__file__).parent / "tasks_host"
+GUIDE = Path(__file__).parents[2] / "docs" / "django-tasks.md"
 DJANGO = "django~=6.1.0"
 
 ENQUEUE = """
@@ -157,3 +159,14 @@ def wait_for_results(
             return dict(json.loads(manage("shell", "-c", ask).splitlines()[-1]))
         time.sleep(1)
     raise AssertionError(f"the tasks did not finish in time:\n{log.read_text()}")
+
+
+def test_the_guide_shows_the_tasks_host_the_test_builds() -> None:
+    shown = {}
+    for block in re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL):
+        heading, _, body = block.partition("\n")
+        shown[heading.removeprefix("# ")] = body
+
+    assert shown["shop/work.py"] == (TASKS_TEMPLATE / "shop" / "work.py").read_text()
+    settings_additions = (TASKS_TEMPLATE / "settings_additions.txt").read_text()
+    assert shown["host/settings.py, at the end (the tasks' additions)"] == settings_additions
