@@ -27,29 +27,45 @@ MAX_TRACEBACK = 4000  # characters of each error's traceback, its end kept
 def run_enqueued(event: Mapping[str, Any], *, worker_id: str) -> None:
     """Run the task of this event's run once; a failure is recorded, then raised again."""
     began = timezone.now()
-    ran: list[ScheduledJobRun] = []
+    attempt: list[tuple[ScheduledJobRun, Any]] = []  # the run and its TaskResult, once begun
     try:
         with handle_once(event, ScheduledJobRun) as run:
             if run is not None:
-                ran.append(run)
-                value = call(run, began, worker_id)
+                attempt.append((run, started(run, began, worker_id)))
+                value = call(attempt[0][1])
                 record_attempt(run.job_id, began, worker_id, value=value)
     except Exception as exc:
-        if ran:  # the handling's transaction rolled back: the attempt is written on its own
-            record_attempt(ran[0].job_id, began, worker_id, error=task_error(exc))
+        if attempt:  # the handling's transaction rolled back: the attempt is written on its own
+            record_attempt(attempt[0][0].job_id, began, worker_id, error=task_error(exc))
+            finished(attempt[0][1], "FAILED")
         raise
+    if attempt:
+        finished(attempt[0][1], "SUCCESSFUL", value)
 
 
-def call(run: ScheduledJobRun, began: datetime, worker_id: str) -> Any:
-    """The task's return value, as JSON would give it back."""
+def started(run: ScheduledJobRun, began: datetime, worker_id: str) -> Any:
+    """The TaskResult as this attempt begins (django.tasks' task_started signal is sent)."""
     result = task_result(run.job, run, TaskOutcome.objects.filter(job_id=run.job_id).first())
     object.__setattr__(result, "started_at", result.started_at or began)
     object.__setattr__(result, "last_attempted_at", began)
     result.worker_ids.append(worker_id)
+    djangotasks.task_started.send(type(result.task.get_backend()), task_result=result)
+    return result
+
+
+def call(result: Any) -> Any:
+    """The task's return value, as JSON would give it back."""
     task = result.task
-    djangotasks.task_started.send(type(task.get_backend()), task_result=result)
     context = [djangotasks.TaskContext(task_result=result)] if task.takes_context else []
     return returned_json(task.call(*context, *result.args, **result.kwargs))
+
+
+def finished(result: Any, status: str, value: Any = None) -> None:
+    """django.tasks' task_finished signal, once the attempt's outcome is committed."""
+    object.__setattr__(result, "status", djangotasks.TaskResultStatus[status])
+    object.__setattr__(result, "finished_at", timezone.now())
+    object.__setattr__(result, "_return_value", value)
+    djangotasks.task_finished.send(type(result.task.get_backend()), task_result=result)
 
 
 def returned_json(value: Any) -> Any:

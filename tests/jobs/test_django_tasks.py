@@ -264,3 +264,33 @@ def test_a_stock_worker_consumes_the_backends_queues() -> None:
 
     assert "emails" in app.amqp.queues.consume_from
     assert backend_queues() == {"emails"}  # "default" is Celery's default queue
+
+
+def test_the_task_signals_are_sent_for_each_attempt() -> None:
+    signals = {
+        name: getattr(djangotasks, f"task_{name}") for name in ("enqueued", "started", "finished")
+    }
+    seen: list[tuple[str, str]] = []
+
+    def receiver(signal: Any, task_result: Any, **kwargs: Any) -> None:
+        name = next(name for name, each in signals.items() if each is signal)
+        seen.append((name, str(task_result.status)))
+
+    for signal in signals.values():
+        signal.connect(receiver, weak=False, dispatch_uid="test-task-signals")
+    try:
+        taskfuncs.add.enqueue(1, 2)
+        taskfuncs.fail.enqueue("down")
+        run_tasks()
+    finally:
+        for signal in signals.values():
+            signal.disconnect(dispatch_uid="test-task-signals")
+
+    assert seen == [
+        ("enqueued", "READY"),
+        ("enqueued", "READY"),
+        ("started", "RUNNING"),
+        ("finished", "SUCCESSFUL"),
+        ("started", "RUNNING"),
+        ("finished", "FAILED"),
+    ]
