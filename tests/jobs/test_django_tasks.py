@@ -294,3 +294,21 @@ def test_the_task_signals_are_sent_for_each_attempt() -> None:
         ("started", "RUNNING"),
         ("finished", "FAILED"),
     ]
+
+
+# --- the keyed jobs' REST API -------------------------------------------------------------
+
+
+def test_the_jobs_api_lists_and_cancels_tasks_by_name(api: Any) -> None:
+    added = taskfuncs.add.enqueue(1, 2)
+    doubled = taskfuncs.double.enqueue(2)
+    by_name = {"label.task": "tests.testapp.taskfuncs.add"}
+
+    listed = api.get("/api/jobs/", by_name).json()
+    cancelled = api.post("/api/jobs/cancel/", {"filter": by_name}, format="json").json()
+
+    assert [each["key"] for each in listed["results"]] == [f"task:{added.id}"]
+    assert cancelled == {"count": 1}
+    assert taskfuncs.add.get_result(added.id).status == "FAILED"
+    assert taskfuncs.double.get_result(doubled.id).status == "READY"
+    assert run_tasks() == 1  # the doubling alone
