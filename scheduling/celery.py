@@ -17,6 +17,8 @@ def connect() -> None:
     # Connected first: the receivers below read the settings this one vets.
     for signal in (signals.celeryd_init, signals.beat_init):
         signal.connect(refuse_to_start, weak=False, dispatch_uid="scheduling.refuse_to_start")
+    for signal in (signals.celeryd_init, signals.beat_init):
+        signal.connect(warn_unknown_settings, weak=False, dispatch_uid="scheduling.setting_names")
     signals.beat_init.connect(add_sweep_entries, weak=False, dispatch_uid="scheduling.beat")
     signals.celeryd_init.connect(
         consume_scheduling_queues, weak=False, dispatch_uid="scheduling.queues"
@@ -42,6 +44,13 @@ def refuse_to_start(**kwargs: Any) -> None:
         raise SystemExit(1)
 
 
+def warn_unknown_settings(**kwargs: Any) -> None:
+    """A SCHEDULING_* setting the framework does not know (a misspelling) is logged at start."""
+    from scheduling.setting_names import log_unknown_settings
+
+    log_unknown_settings()
+
+
 def add_sweep_entries(sender: Any, **kwargs: Any) -> None:
     """Beat (`celery beat`, or a worker's `-B`): one sweep entry per scheduled model and slot.
 
@@ -56,15 +65,17 @@ def add_sweep_entries(sender: Any, **kwargs: Any) -> None:
 
 
 def consume_scheduling_queues(sender: str, instance: Any, conf: Any, **kwargs: Any) -> None:
-    """A worker consumes the sweep queue and every scheduled model's queue.
+    """A worker consumes the sweep queue, every scheduled model's queue and the queues of
+    django.tasks' SchedulingBackend (TASKS' QUEUES).
 
     celeryd_init comes before the worker applies `-Q`: a plain worker consumes these queues
     besides Celery's default one, and `-Q` still narrows to what it names.
     """
+    from scheduling.djangotasks import backend_queues
     from scheduling.registry import queue_names
 
     queues = instance.app.amqp.queues
-    for name in queue_names():
+    for name in sorted({*queue_names(), *backend_queues()}):
         # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration; any other is
         # declared as Celery declares a missing queue (quorum, with CELERY_BROKER_QUORUM_QUEUES).
         queues.select_add(queues.get(name) or queues.new_missing(name))

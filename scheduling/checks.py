@@ -25,6 +25,7 @@ from scheduling.models import ScheduledEvent
 from scheduling.partitions.checks import unpartitioned_warnings
 from scheduling.quiet_calendars import missing_calendar_warnings
 from scheduling.registry import scheduled_models
+from scheduling.setting_names import unknown_setting_lines
 from scheduling.targets import is_external_task
 
 
@@ -59,6 +60,11 @@ def configuration_errors() -> list[Error]:
     return errors
 
 
+@register()
+def check_setting_names(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    return [Warning(line, id="scheduling.W006") for line in unknown_setting_lines()]
+
+
 @register(Tags.caches)
 def check_lock_store(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if redis_client_for_locks() is not None:
@@ -85,15 +91,16 @@ def check_handler_tasks(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             f"{model._meta.label}.handler_task = {model.handler_task!r}, but no tasks module of "
             "an installed app defines a task of that name: its events would be published to "
             f"queue {model.get_queue()!r} and never handled.",
-            hint="Define it with @shared_task(name=...) in <app>/tasks.py, or fix the name; a "
-            "task another codebase's workers run goes in SCHEDULING_EXTERNAL_TASKS.",
+            hint="Define it with @shared_task(name=...) in <app>/tasks.py, or as a django.tasks "
+            "@task (give the task or its dotted path), or fix the name; a task another "
+            "codebase's workers run goes in SCHEDULING_EXTERNAL_TASKS.",
             obj=model,
             id="scheduling.E004",
         )
         for model in models
         if model.handler_task
-        and model.handler_task not in registered
-        and not external(model.handler_task)
+        and model.get_handler_task() not in registered
+        and not external(model.get_handler_task())
     ]
 
 

@@ -20,6 +20,7 @@ from django.dispatch import receiver
 from scheduling import quiet_rows
 from scheduling.calendars.models import Calendar
 from scheduling.conf import rate_limit_of
+from scheduling.djangotasks import RUN_HANDLER, as_task
 from scheduling.history.models import EventHistory
 from scheduling.outgoing import OutgoingMessage, OutgoingTask
 from scheduling.partitions.spec import DuePartitions
@@ -81,7 +82,9 @@ class ScheduledEvent(models.Model):
     """A row that must be delivered at `due_at`. Subclasses add the FK to their entity.
 
     Class-level hooks a subclass sets:
-    - handler_task: the Celery task name that consumes this model's events (required);
+    - handler_task: the Celery task name that consumes this model's events (required), or a
+      django.tasks @task (the object or its dotted path), which the framework runs inside
+      handle_once with the event as its argument;
     - queue: the queue its events go to (default: the app label);
     - event_type: the event's type name (default: "<app_label>.<model_name>");
     - max_lateness: a row not delivered by due_at + max_lateness expires instead (default none);
@@ -132,7 +135,7 @@ class ScheduledEvent(models.Model):
 
     objects = ScheduledEventManager()
 
-    handler_task: ClassVar[str] = ""
+    handler_task: ClassVar[Any] = ""  # a Celery task name, or a django.tasks Task or its path
     queue: ClassVar[str] = ""
     event_type: ClassVar[str] = ""
     max_lateness: ClassVar[timedelta | None] = None
@@ -162,7 +165,7 @@ class ScheduledEvent(models.Model):
         constraints: ClassVar[list[models.BaseConstraint]] = []
 
     def __str__(self) -> str:
-        return f"{self.event_id} due {iso_utc(self.due_at)} ({self.status})"
+        return f"{self.event_id} due {iso_utc(self.due_at)} ({self.lifecycle.replace('_', ' ')})"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         require_aware(self.due_at, "due_at")
@@ -194,7 +197,8 @@ class ScheduledEvent(models.Model):
             raise NotImplementedError(
                 f"{cls.__name__}.handler_task must name the Celery task that handles its events"
             )
-        return cls.handler_task
+        # A django.tasks @task is run by the framework's own Celery task, inside handle_once.
+        return RUN_HANDLER if as_task(cls.handler_task) is not None else str(cls.handler_task)
 
     @classmethod
     def get_queue(cls) -> str:

@@ -7,10 +7,12 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError, connections
 
 from scheduling.conf import scheduling_settings
+from scheduling.djangotasks import RUN_HANDLER
 from scheduling.partitions import maintain_all
 from scheduling.purge import PURGE_TIME_BUDGET, purge_all
 from scheduling.registry import get_scheduled_model, scheduled_models
 from scheduling.sweep import sweep
+from scheduling.task_handlers import run_handler
 
 log = logging.getLogger(__name__)
 
@@ -94,3 +96,9 @@ def sweep_task(label: str, slot: int = 0) -> dict[str, Any]:
 def purge_task(time_budget: float = PURGE_TIME_BUDGET) -> list[dict[str, Any]]:
     maintain_all(scheduled_models())  # partitioned models' partitions premade ahead
     return [asdict(result) for result in purge_all(time_budget=time_budget)]
+
+
+@shared_task(base=EventHandlerTask, name=RUN_HANDLER, ignore_result=True)
+def run_handler_task(event: dict[str, Any]) -> None:
+    """The handler of a model whose handler_task is a django.tasks @task."""
+    run_handler(event)

@@ -77,8 +77,20 @@ def tier_of(item: pytest.Item) -> str:
     return "integration"
 
 
+# .ci/dj61: a deprecation warning raised in the framework's own modules fails the test. Only
+# those: a warning Django or a library raises about its own code is theirs to fix.
+OWN_DEPRECATIONS = [
+    rf"error::{kind}:scheduling(\..*)?$"
+    for kind in ("DeprecationWarning", "PendingDeprecationWarning")
+]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from tests.settings import release_redis_pair
+
+    if os.environ.get("TEST_DEPRECATIONS_AS_ERRORS"):
+        for line in OWN_DEPRECATIONS:
+            config.addinivalue_line("filterwarnings", line)
 
     if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
         release_redis_pair()  # an xdist controller runs no test: its workers claim their own

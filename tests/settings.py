@@ -146,3 +146,9 @@ if "TEST_VISIBILITY_TIMEOUT" in os.environ:
 # Nothing reads from it unless a test enables the router and middleware (replica_reads there).
 # A child process given DATABASE_REPLICA_URL (tests/faults/test_read_replicas.py) keeps that.
 DATABASES.setdefault("replica", {**DATABASES["default"], "TEST": {"MIRROR": "default"}})
+
+# Django's task framework on the SchedulingBackend (docs/django-tasks.md), with a second queue
+# besides the default one for tests/jobs/test_django_tasks.py.
+TASKS = {
+    "default": {"BACKEND": "scheduling.backends.SchedulingBackend", "QUEUES": ["default", "emails"]}
+}

@@ -127,7 +127,19 @@ class InvitationInline(admin.TabularInline):
         return False
 
 
+QUIET_HOURS_NOTE = (
+    "A team with quiet hours on (the default; see the team's page) gets no reminder between "
+    "22:00 and 07:00 in its time zone: a reminder due then waits until 07:00 (post-training ones "
+    "folded into one), and one that would be too late by then is cancelled."
+)
+
+
 class TrainingForm(ModelForm):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "team" in self.fields:  # the creation page: the reminders follow the team's nights
+            self.fields["team"].help_text = QUIET_HOURS_NOTE
+
     def clean(self) -> dict[str, Any]:
         # The services' checks (every rung storable, too) on the form, before save_model runs one.
         super().clean()
@@ -176,6 +188,8 @@ class TrainingAdmin(AuditedAdmin):  # moving or cancelling a training moves its 
             )
             obj.pk = created.pk
             obj.refresh_from_db()
+            if obj.team.quiet_hours:
+                messages.info(request, quiet_hours_message(obj.team))
         elif set(MOVABLE_FIELDS) & set(form.changed_data):
             moved = training_move(training=obj, start_at=obj.start_at, end_at=obj.end_at)
             messages.info(request, f"Moved {moved} pending reminders with the training.")
@@ -186,6 +200,14 @@ class TrainingAdmin(AuditedAdmin):  # moving or cancelling a training moves its 
     def cancel_trainings(self, request: HttpRequest, queryset: QuerySet[Training]) -> None:
         reminders = sum(training_cancel(training=training) for training in queryset)
         messages.success(request, f"Cancelled {queryset.count()} trainings, {reminders} reminders.")
+
+
+def quiet_hours_message(team: Team) -> str:
+    return (
+        f"{team} has quiet hours on (22:00 to 07:00, {team.timezone}): its reminders due then "
+        "wait until 07:00, or are cancelled if that is too late for them. Each reminder's "
+        "history says what became of it."
+    )
 
 
 @admin.register(ScheduledTrainingNotification)

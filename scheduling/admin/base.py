@@ -172,10 +172,11 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
     # Adds a "Needs attention" link (the page of failed rows of every model) to the list.
     change_list_template = "admin/scheduling/change_list.html"
     readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS
+    exclude: ClassVar[Any] = ("status",)  # shown as `state`: see get_readonly_fields
     actions = ("cancel_rows", "reschedule_rows", "shift_rows", "deliver_now", "retry_rows")
     action_form_template = "admin/scheduling/action_form.html"  # reschedule, shift
     late_retry_template = "admin/scheduling/late_retry.html"
-    change_form_template = "admin/scheduling/change_form.html"  # the fields, then the timeline
+    change_form_template = "admin/scheduling/change_form.html"  # the timeline, then the fields
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # rows are created by the domain's services, with their entity
@@ -184,9 +185,9 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
         # The business time (business_due_at, or due_at while the framework has not moved it)
         # beside due_at, rather than a business_due_at that is mostly empty.
         names = [field.name for field in self.model._meta.fields]
-        shown: list[Any] = [
-            "business_time" if name == "business_due_at" else name for name in names
-        ]
+        # The status as the list and its filter word it ("Handled", never "Delivered").
+        replaced = {"business_due_at": "business_time", "status": "state"}
+        shown: list[Any] = [replaced.get(name, name) for name in names]
         return [*shown, quiet_hours] if has_quiet_hours(self.model) else shown
 
     def get_search_fields(self, request: HttpRequest) -> Any:

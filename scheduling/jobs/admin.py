@@ -15,6 +15,7 @@ from django.utils.html import format_html
 
 from scheduling.admin import AuditedAdmin
 from scheduling.admin.base import ScheduledEventAdmin, ScheduledEventInline, rows_changed
+from scheduling.djangotasks import RUN_TASK
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import (
     JobError,
@@ -46,6 +47,29 @@ class JobForm(forms.ModelForm):
             raise forms.ValidationError(exc.message) from None
 
 
+class TaskNameFilter(admin.SimpleListFilter):
+    """Jobs that are django.tasks tasks (scheduling.backends), by the task's dotted path."""
+
+    title = "django.tasks task"
+    parameter_name = "task"
+    job = ""  # the path from the listed model to its job
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> Any:
+        tasks = Job.objects.filter(callback__task=RUN_TASK).values_list("labels__task", flat=True)
+        return [(name, name) for name in sorted(set(tasks.order_by()))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if not self.value():
+            return queryset
+        return queryset.filter(
+            **{f"{self.job}callback__task": RUN_TASK, f"{self.job}labels__task": self.value()}
+        )
+
+
+class RunTaskNameFilter(TaskNameFilter):
+    job = "job__"
+
+
 class ScheduledJobRunInline(ScheduledEventInline):
     model = ScheduledJobRun
 
@@ -54,6 +78,7 @@ class ScheduledJobRunInline(ScheduledEventInline):
 class JobAdmin(AuditedAdmin):  # its saves and cancels change the job's runs
     form = JobForm
     list_display = ("key", "runs_status", "next_run", "runs", "target", "updated_at")
+    list_filter = (TaskNameFilter,)
     search_fields = ("key",)
     date_hierarchy = "created_at"
     readonly_fields = ("key", "callback", "created_at", "updated_at")
@@ -131,6 +156,6 @@ class CallbackTypeFilter(admin.SimpleListFilter):
 @admin.register(ScheduledJobRun)
 class ScheduledJobRunAdmin(ScheduledEventAdmin):
     list_display = (*ScheduledEventAdmin.list_display, "job")
-    list_filter = (*ScheduledEventAdmin.list_filter, CallbackTypeFilter)
+    list_filter = (*ScheduledEventAdmin.list_filter, CallbackTypeFilter, RunTaskNameFilter)
     list_select_related = ("job",)
     search_fields = ("job__key",)

@@ -95,3 +95,25 @@ class ScheduledJobRun(ScheduledEvent):
         if callback.get("type") == CallbackType.TASK:
             return self.task_message(published_at, callback["task"], callback["queue"])
         raise ValueError(f"job {self.job.key!r} has an unknown callback {callback!r}")
+
+
+class TaskOutcome(models.Model):
+    """What a django.tasks task stored as this job (scheduling.backends) left behind: when its
+    tries began, which workers ran them, their errors and its return value. The run holds the
+    rest (status, times, attempts); get_result() reads both."""
+
+    job = models.OneToOneField(
+        Job, on_delete=models.CASCADE, primary_key=True, related_name="task_outcome"
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    last_attempted_at = models.DateTimeField(null=True, blank=True)
+    worker_ids = models.JSONField(default=list, blank=True)
+    # [{"exception_class_path": ..., "traceback": ...}], oldest first (see taskruns.MAX_ERRORS).
+    errors = models.JSONField(default=list, blank=True)
+    return_value = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        db_table = "scheduling_task_outcome"
+
+    def __str__(self) -> str:
+        return f"outcome of {self.job_id}"

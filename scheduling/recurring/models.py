@@ -174,8 +174,9 @@ class RecurringSchedule(SchedulePolicies):
             return super().delete(*args, **kwargs)
 
     @classmethod
-    def from_db(cls, db: str | None, field_names: Any, values: Any) -> Self:
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Self:
+        # Django 6.1 passes fetch_mode=; 5.2 passes nothing more.
+        instance = super().from_db(db, field_names, values, **kwargs)
         if set(VERSIONED_FIELDS) <= set(field_names):
             instance._loaded = _snapshot(instance)
         return instance

@@ -20,7 +20,7 @@ import sys
 import time
 import tomllib
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from email.message import Message
 from email.parser import Parser
@@ -39,22 +39,6 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 TESTING_GUIDE = ROOT / "docs" / "testing.md"  # shows the host's own test, shop/tests.py
 # Where the host's own tests find Redis and the broker: nowhere (scheduling.testing needs neither).
 NOWHERE = {"REDIS_URL": "redis://127.0.0.1:1/0", "CELERY_BROKER_URL": "redis://127.0.0.1:1/1"}
-
-# Copied to build from: the source tree without what a checkout accumulates (virtualenvs,
-# caches, build/ and *.egg-info, which setuptools would otherwise write into ROOT).
-NOT_SOURCE = shutil.ignore_patterns(
-    ".*", "build", "dist", "*.egg-info", "__pycache__", "node_modules"
-)
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "source"
-    shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(work), str(source)])
-    (built,) = work.glob("django_scheduling-*.whl")
-    return built
 
 
 @pytest.mark.slow
@@ -90,7 +74,10 @@ def test_the_wheel_is_a_package_a_registry_would_show(wheel: Path) -> None:
     for expected in (
         "Framework :: Django",
         "Framework :: Django :: 5.2",
+        "Framework :: Django :: 6.0",
+        "Framework :: Django :: 6.1",
         "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.13",
         "Typing :: Typed",
     ):
         assert expected in classifiers
@@ -131,9 +118,7 @@ def test_a_new_host_project_delivers_and_handles_an_event(wheel: Path, tmp_path:
     with scratch_database() as database:
         env = host_environment(database, effects)
 
-        def manage(*args: str) -> str:
-            return run([str(python), "manage.py", *args], cwd=project, env=env)
-
+        manage = manager(python, project, env)
         assert "shop/migrations/0001_initial.py" in manage("makemigrations", "shop")
         # Nothing else to migrate: no model of an optional app the host left out, no index
         # name that changes between processes.
@@ -274,6 +259,15 @@ def run(command: list[str], **kwargs: object) -> str:
     )  # type: ignore[call-overload]
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}"
     return str(done.stdout)
+
+
+def manager(python: Path, project: Path, env: dict[str, str]) -> Callable[..., str]:
+    """The host project's `manage.py`, run to completion in its environment."""
+
+    def manage(*args: str) -> str:
+        return run([str(python), "manage.py", *args], cwd=project, env=env)
+
+    return manage
 
 
 def fresh_virtualenv(path: Path, wheel: Path) -> Path:

@@ -1,3 +1,4 @@
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -251,7 +252,8 @@ def test_an_update_behind_a_join_selects_its_rows_as_one_array_not_a_self_join(
         assert selection.shift(timedelta(days=1)) == 1
 
     (update,) = [query["sql"] for query in queries if "UPDATE" in query["sql"]]
-    assert '"id" = ANY(ARRAY(SELECT U0."id"' in update
+    # Django 6.1 quotes the subquery's alias ("U0"), 5.2 does not.
+    assert re.search(r'"id" = ANY\(ARRAY\(SELECT "?U0"?\."id"', update), update
     assert " IN (SELECT" not in update
     assert "ORDER BY" not in update  # the selection's order would only cost a sort
     assert reload(row).due_at == FUTURE + timedelta(days=1)

@@ -10,6 +10,7 @@ from scheduling.daemon import Daemon
 from scheduling.models import ScheduledEvent
 from scheduling.registry import get_scheduled_model, scheduled_models
 from scheduling.results import SweepResult
+from scheduling.setting_names import log_unknown_settings
 from scheduling.sweep import sweep
 
 
@@ -42,6 +43,7 @@ class Command(BaseCommand):
             for model in models:
                 self._report(drain(model, slot=slot or 0))
             return
+        log_unknown_settings()
         conf = scheduling_settings()
         slots = [slot] if slot is not None else list(range(conf.sweeper_slots))
         daemon = Daemon(models, slots, report=self._report)

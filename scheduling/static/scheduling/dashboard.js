@@ -34,7 +34,11 @@ document.addEventListener("DOMContentLoaded", () => {
         data: columns[line],
         borderColor: colors[line],
         backgroundColor: colors[line],
-        borderWidth: 1.5,
+        // Handled mostly equals published: drawn on top (lower order), thicker, with published
+        // dashed beneath it, so both lines show where they coincide.
+        borderWidth: line === "handled" ? 2.5 : 1.5,
+        borderDash: line === "published" ? [6, 4] : [],
+        order: line === "handled" ? 0 : 1,
         // Lateness exists only for minutes that published: show each as a point.
         pointRadius: kind === "lateness" ? 2 : 0,
         spanGaps: false,
