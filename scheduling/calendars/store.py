@@ -15,6 +15,8 @@ from scheduling.calendars.parsing import own_components, parse_step, parse_timez
 from scheduling.calendars.rules import CalendarError, CalendarRules, union
 
 NAMED_TTL = 10.0
+# The most calendars one calendar's evaluation may walk, every inclusion counted (itself too).
+MAX_EXPANDED = 100
 _named: dict[str, tuple[float, CalendarRules]] = {}  # name: (monotonic expiry, its rules)
 
 
@@ -80,17 +82,45 @@ def _stored() -> dict[str, Calendar]:
 
 
 def _build(name: str, rows: Mapping[str, Calendar], path: tuple[str, ...]) -> CalendarRules:
-    if name in path:
-        raise CalendarError(f"a cycle: {' -> '.join((*path, name))}")
-    row = rows.get(name)
-    if row is None:
-        raise CalendarError(f"no calendar is named {name!r}")
-    zone = parse_timezone(row.timezone)
-    components = own_components(
-        zone, row.holidays, row.holiday_rules, row.daily_windows, row.weekdays
-    )
-    steps = tuple(
-        (operation, _build(other, rows, (*path, name)))
-        for operation, other in map(parse_step, row.composition)
-    )
-    return CalendarRules(components, steps, zone)
+    return _Builder(rows).build(name, path)
+
+
+class _Builder:
+    """Builds each named calendar once however often a composition includes it, and refuses a
+    composition whose expanded tree (every inclusion counted, as evaluating it walks them)
+    passes MAX_EXPANDED: a diamond of calendars grows tenfold a level."""
+
+    def __init__(self, rows: Mapping[str, Calendar]) -> None:
+        self.rows = rows
+        self.built: dict[str, tuple[CalendarRules, int]] = {}  # name: (its rules, expanded size)
+
+    def build(self, name: str, path: tuple[str, ...]) -> CalendarRules:
+        rules, size = self._sized(name, path)
+        if size > MAX_EXPANDED:
+            raise CalendarError(
+                f"{name} composes more than {MAX_EXPANDED} calendars once every inclusion is "
+                "counted; include each calendar once, or fewer"
+            )
+        return rules
+
+    def _sized(self, name: str, path: tuple[str, ...]) -> tuple[CalendarRules, int]:
+        if name in path:
+            raise CalendarError(f"a cycle: {' -> '.join((*path, name))}")
+        if name not in self.built:
+            self.built[name] = self._own(name, path)
+        return self.built[name]
+
+    def _own(self, name: str, path: tuple[str, ...]) -> tuple[CalendarRules, int]:
+        row = self.rows.get(name)
+        if row is None:
+            raise CalendarError(f"no calendar is named {name!r}")
+        zone = parse_timezone(row.timezone)
+        components = own_components(
+            zone, row.holidays, row.holiday_rules, row.daily_windows, row.weekdays
+        )
+        steps, size = [], 1
+        for operation, other in map(parse_step, row.composition):
+            rules, other_size = self._sized(other, (*path, name))
+            steps.append((operation, rules))
+            size = min(size + other_size, MAX_EXPANDED + 1)  # past the bound, no need to count
+        return CalendarRules(components, tuple(steps), zone), size
