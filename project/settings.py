@@ -96,6 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
+    "scheduling.views.BodyRefusalsAsJson",  # under DEBUG too: the API's over-limit bodies JSON
 ]
 
 ROOT_URLCONF = "project.urls"

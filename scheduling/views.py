@@ -1,10 +1,11 @@
 import hmac
+from collections.abc import Callable
 from typing import Any
 
 from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
@@ -148,13 +149,40 @@ def metrics_refusal(request: Request) -> int | None:
 metrics_view = reads_primary(MetricsView.as_view())  # gauges as the sweep sees them
 
 
+# A body over one of Django's upload limits: the limit's setting, and what it bounds.
+BODY_LIMITS = {
+    RequestDataTooBig: ("DATA_UPLOAD_MAX_MEMORY_SIZE", "the request body is larger than {} bytes"),
+    TooManyFieldsSent: ("DATA_UPLOAD_MAX_NUMBER_FIELDS", "the request has more than {} fields"),
+    TooManyFilesSent: ("DATA_UPLOAD_MAX_NUMBER_FILES", "the request has more than {} files"),
+}
+
+
+def body_refusal(request: HttpRequest, exception: Exception) -> JsonResponse | None:
+    """The API's JSON answer to a body over an upload limit, which says which limit; None for
+    another exception or a page outside the API."""
+    limit = BODY_LIMITS.get(type(exception))
+    if limit is None or not request.path.startswith("/api/"):
+        return None
+    setting, words = limit
+    detail = f"body: {words.format(getattr(settings, setting))} ({setting})."
+    return JsonResponse({"detail": detail}, status=400)
+
+
 def bad_request_naming_the_body(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """handler400: a body over Django's upload limit is refused before any view parses it;
+    """handler400: a body over Django's upload limits is refused before any view parses it;
     the API answers JSON that says which limit, as its other refusals do."""
-    if request.path.startswith("/api/") and isinstance(exception, RequestDataTooBig):
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        detail = (
-            f"body: the request body is larger than {limit} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)."
-        )
-        return JsonResponse({"detail": detail}, status=400)
-    return bad_request(request, exception)
+    return body_refusal(request, exception) or bad_request(request, exception)
+
+
+class BodyRefusalsAsJson:
+    """Middleware: the same JSON under DEBUG too, where Django answers a SuspiciousOperation
+    with its HTML debug page instead of calling handler400."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return body_refusal(request, exception)
