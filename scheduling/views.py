@@ -150,7 +150,7 @@ metrics_view = reads_primary(MetricsView.as_view())  # gauges as the sweep sees 
 
 
 # A body over one of Django's upload limits: the limit's setting, and what it bounds.
-BODY_LIMITS = {
+BODY_LIMITS: dict[type[Exception], tuple[str, str]] = {
     RequestDataTooBig: ("DATA_UPLOAD_MAX_MEMORY_SIZE", "the request body is larger than {} bytes"),
     TooManyFieldsSent: ("DATA_UPLOAD_MAX_NUMBER_FIELDS", "the request has more than {} fields"),
     TooManyFilesSent: ("DATA_UPLOAD_MAX_NUMBER_FILES", "the request has more than {} files"),

@@ -186,7 +186,7 @@ TriggerSerializer = inline_serializer(
     "ScheduleTrigger",
     {
         "id": serializers.CharField(help_text="The published message's id"),
-        "occurrence": serializers.IntegerField(),
+        "occurrence": serializers.IntegerField(read_only=True),
         "due_at": serializers.DateTimeField(),
     },
 )

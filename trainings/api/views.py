@@ -91,7 +91,10 @@ class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
         responses={
             200: inline_serializer(
                 "TrainingCancelled",
-                {"cancelled": serializers.IntegerField(), "training": TrainingSerializer()},
+                {
+                    "cancelled": serializers.IntegerField(read_only=True),
+                    "training": TrainingSerializer(),
+                },
             )
         },
     )
