@@ -54,6 +54,17 @@ def replica_config(name: str, url: str, connect_timeout: int) -> dict[str, Any]:
     return config
 
 
+def pooled(config: dict[str, Any], max_size: int, timeout: int) -> None:
+    """Makes a PostgreSQL entry of DATABASES borrow from a psycopg pool of at most `max_size`
+    connections, a request waiting up to `timeout` seconds for one (Django gives it back at the
+    request's end: a pool needs CONN_MAX_AGE 0). SQLite (the embedded mode) is left as it is."""
+    if not config["ENGINE"].endswith("postgresql"):
+        return
+    config["CONN_MAX_AGE"] = 0
+    pool = {"min_size": min(2, max_size), "max_size": max_size, "timeout": timeout}
+    config.setdefault("OPTIONS", {})["pool"] = pool
+
+
 def parse_server(name: str, url: str, entry: str) -> tuple[str, str]:
     match = HOST_PORT.fullmatch(entry)
     port = (match["port"] or DEFAULT_PORT) if match else ""

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from project.databases import database_config, replica_config
+from project.databases import database_config, pooled, replica_config
 from project.env import (
     env_bool,
     env_float,
@@ -156,6 +156,15 @@ if env_str("DATABASE_REPLICA_URL", ""):
     # First: it sees every read before a router that puts a domain on another database.
     DATABASE_ROUTERS = ["scheduling.replicas.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
     MIDDLEWARE = [*MIDDLEWARE, "scheduling.replicas.ReplicaReadsMiddleware"]
+
+# --- A ceiling of connections (docs/operations.md#connections) -------------------------------
+# Set (the web's line of .ci/Procfile sets it), a process's requests borrow PostgreSQL
+# connections from a pool of at most this many per database and give them back when they end,
+# instead of each server thread keeping one of its own for every client connection it holds.
+DATABASE_POOL_MAX_SIZE = env_int("DATABASE_POOL_MAX_SIZE", 0)
+if DATABASE_POOL_MAX_SIZE:
+    for _database in DATABASES.values():
+        pooled(_database, DATABASE_POOL_MAX_SIZE, env_int("DATABASE_POOL_TIMEOUT", 30, minimum=1))
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
 REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
