@@ -1,4 +1,5 @@
 import hmac
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -128,7 +129,29 @@ class MetricsView(APIView):
             if refused == 401:
                 response["WWW-Authenticate"] = 'Bearer realm="metrics"'
             return response
-        return HttpResponse(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)
+        text = metrics.exposition()
+        if not request.META.get("HTTP_AUTHORIZATION"):  # the token sees every model
+            text = figures_for(request.user, text)
+        return HttpResponse(text, content_type=CONTENT_TYPE_LATEST)
+
+
+MODEL_LABEL = re.compile(rb'model="([^".]+)\.([^"]+)"')
+
+
+def figures_for(user: Any, text: bytes) -> bytes:
+    """The exposition less the samples of models the staff user may not view: a model's
+    figures follow the model's view permission, as its rows do."""
+    if user.is_superuser:
+        return text
+    lines = text.splitlines(keepends=True)
+    return b"".join(line for line in lines if _may_view(user, MODEL_LABEL.search(line)))
+
+
+def _may_view(user: Any, label: re.Match[bytes] | None) -> bool:
+    if label is None:
+        return True
+    app_label, model_name = (part.decode() for part in label.groups())
+    return bool(user.has_perm(f"{app_label}.view_{model_name}"))
 
 
 def metrics_refusal(request: Request) -> int | None:

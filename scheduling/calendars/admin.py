@@ -50,6 +50,14 @@ class CalendarAdmin(AuditedAdmin):  # saving one recomputes the fire times of it
     readonly_fields = ("excluded_spans", "created_at", "updated_at")
     fields = (*EDITABLE_FIELDS, "excluded_spans", "created_at", "updated_at")
 
+    def save_model(self, request: HttpRequest, obj: Calendar, form: Any, change: bool) -> None:
+        obj.viewer = request.user  # a refusal names only what this user may view
+        super().save_model(request, obj, form, change)
+
+    def delete_model(self, request: HttpRequest, obj: Calendar) -> None:
+        obj.viewer = request.user
+        super().delete_model(request, obj)
+
     @admin.display(description="Next excluded span")
     def next_span(self, obj: Calendar) -> str:
         shown = span_lines(obj, 1)
@@ -72,7 +80,7 @@ class CalendarAdmin(AuditedAdmin):  # saving one recomputes the fire times of it
         users = [
             f"{calendar}: used by {user}"
             for calendar in objs
-            for user in calendar_users.of(calendar.name)
+            for user in calendar_users.of(calendar.name, request.user)
         ]
         return deleted, counts, perms_needed, [*protected, *users]
 
