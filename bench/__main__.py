@@ -5,7 +5,8 @@ Scenarios: drain, lateness, history (a burst handled by real workers, once as is
 (runs after scale), create, memory, purge, metrics, curves, cron_scale (the distributed cron's
 30M schedules: a steady window, a midnight burst, a day of churn and its purge; BENCH_CRON_LAYOUT
 plain, partitioned or both), release (a million pre-order emails
-through a fake SMTP provider at 500/s with an outage; about 40 minutes); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
+through a fake SMTP provider at 500/s with an outage; about 40 minutes), hostile (issue #37's
+bounded calendars and history pages); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
 bench/results.jsonl.
 Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
 sessions claim theirs), never on development data. Each figure is printed beside its anchor and
@@ -32,6 +33,7 @@ FULL = {
     "create_seconds": 20,
     "reschedule_sample": 2000,
     "curves_backlog": 20_000,
+    "hostile_history": 20_000,
 }
 QUICK = {
     "drain": 20_000,
@@ -48,6 +50,7 @@ QUICK = {
     "create_seconds": 5,
     "reschedule_sample": 200,
     "curves_backlog": 5_000,
+    "hostile_history": 20_000,
 }
 SCENARIOS = [
     "drain",
@@ -62,6 +65,7 @@ SCENARIOS = [
     "curves",
     "cron_scale",
     "release",
+    "hostile",
 ]
 
 
@@ -94,6 +98,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.curves import run_curves
     from bench.drain import run_drain
     from bench.history import run_history
+    from bench.hostile import run_hostile
     from bench.lateness import run_lateness
     from bench.memory import run_memory
     from bench.metrics import run_metrics
@@ -125,6 +130,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
         ),
         "cron_scale": lambda: run_cron_scale(quick_or_full(sizes is FULL), full=sizes is FULL),
         "release": lambda: run_release(quick=sizes is QUICK),
+        "hostile": lambda: run_hostile(sizes["hostile_history"]),
     }
 
 
