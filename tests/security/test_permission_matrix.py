@@ -198,7 +198,9 @@ def allowed(rule: Any, role: str, model: str | None) -> bool:
 
 def concrete_path(path: str, world: World) -> str:
     resource = path.split("/")[2] if path.startswith("/api/") else ""
-    value = world.download_token if "{token}" in path else world.path_value(resource) or "x"
+    # No row: an id no row has ("0": ids route as ASCII digits only), or a key none has.
+    missing = "0" if "{id}" in path else "x"
+    value = world.download_token if "{token}" in path else world.path_value(resource) or missing
     for name in ("{id}", "{key}", "{name}", "{token}"):
         path = path.replace(name, value)
     return path
