@@ -11,6 +11,7 @@ Through Django's test client, as a superuser, on the bench database:
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -32,6 +33,11 @@ def seconds(call: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, answer
 
 
+def post_json(client: Client, url: str, name: str, steps: list[dict[str, str]]) -> Any:
+    body = {"name": name, "composition": steps}
+    return client.post(url, body, content_type="application/json")
+
+
 def superuser_client() -> Client:
     user = User.objects.filter(username="bench-hostile").first()
     if user is None:
@@ -46,14 +52,12 @@ def run_diamond(client: Client) -> None:
     Calendar.objects.create(name="diamond-0", daily_windows=["22:00-07:00"])
     created = "diamond-0"
     for level in range(1, LEVELS + 1):
+        name = f"diamond-{level}"
         steps = [{"op": "include", "calendar": f"diamond-{level - 1}"}] * 10
-        body = {"name": f"diamond-{level}", "composition": steps}
-        took, answer = seconds(
-            lambda body=body: client.post("/api/calendars/", body, content_type="application/json")
-        )
+        took, answer = seconds(partial(post_json, client, "/api/calendars/", name, steps))
         outcome = "created" if answer.status_code == 201 else f"refused {sorted(answer.json())}"
         record("hostile", f"diamond level {level}: {outcome}", took, "s")
-        created = body["name"] if answer.status_code == 201 else created
+        created = name if answer.status_code == 201 else created
     took, _ = seconds(lambda: client.get(f"/api/calendars/{created}/spans/?count=100"))
     record("hostile", f"spans of {created} (100)", took, "s")
     took, _ = seconds(lambda: client.get("/admin/scheduling/calendar/"))
@@ -86,9 +90,7 @@ def run_history(client: Client, entries: int) -> None:
     row = row_with_history(entries)
     url = f"/api/events/purchases/scheduledpurchase/{row.pk}/history/"
     for name, query in (("first", "?limit=1000"), ("last", f"?limit=1000&offset={entries - 999}")):
-        took, answer = seconds(
-            lambda query=query: client.get(url + query, HTTP_ACCEPT="application/json")
-        )
+        took, answer = seconds(partial(client.get, url + query, HTTP_ACCEPT="application/json"))
         assert answer.status_code == 200, answer.status_code
         assert len(answer.json()["results"]) <= 1000
         record("hostile", f"history {entries:,} entries: {name} page of 1,000", took, "s")
