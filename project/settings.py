@@ -96,7 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
-    "scheduling.views.BodyRefusalsAsJson",  # under DEBUG too: the API's over-limit bodies JSON
+    "scheduling.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
 ]
 
 ROOT_URLCONF = "project.urls"

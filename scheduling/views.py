@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotFound, JsonResponse
 from django.views.decorators.http import require_GET
 from django.views.defaults import bad_request
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -197,14 +197,20 @@ def bad_request_naming_the_body(request: HttpRequest, exception: Exception) -> H
     return body_refusal(request, exception) or bad_request(request, exception)
 
 
-class BodyRefusalsAsJson:
-    """Middleware: the same JSON under DEBUG too, where Django answers a SuspiciousOperation
-    with its HTML debug page instead of calling handler400."""
+class InputRefusals:
+    """Middleware for two refusals before any view: a path segment of digits not all ASCII
+    ("\uff11", a fullwidth one) names no row (404, as an unknown id: int() reads it as 1, so a
+    row would have many URLs, and the admin's object pages take any text as the id); and under
+    DEBUG too, the API's bodies over an upload limit answer JSON, where Django answers a
+    SuspiciousOperation with its HTML debug page instead of calling handler400."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        segments = request.path.split("/")
+        if any(segment.isdigit() and not segment.isascii() for segment in segments):
+            return HttpResponseNotFound("No row has this id: ids are ASCII digits.")
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:

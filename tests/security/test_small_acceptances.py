@@ -55,6 +55,15 @@ def test_nor_in_the_generic_history_route(api, world):
     assert api.get(url.format(chr(0xFF10 + int(row) % 10))).status_code == 404
 
 
+def test_nor_in_the_admin(admin_client, world):
+    row = world.ids["purchases"]
+    fullwidth = "".join(chr(ord(digit) - ord("0") + 0xFF10) for digit in row)
+    url = "/admin/purchases/purchase/{}/change/"
+
+    assert admin_client.get(url.format(row)).status_code == 200
+    assert admin_client.get(url.format(fullwidth)).status_code == 404
+
+
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_body_over_the_size_limit_answers_json(api, world, settings, debug):
     settings.DEBUG = debug
