@@ -185,11 +185,15 @@ def own_components(
 def _day_picker(
     dates: frozenset[date], rules: tuple[str, ...], weekdays: frozenset[int]
 ) -> Callable[[date], bool]:
+    # The rules' dates, all rules together, once a year per calendar: a calendar of a thousand
+    # rules would otherwise expand them for every day it is asked about.
+    ruled: dict[int, frozenset[date]] = {}
+
     def picks(day: date) -> bool:
-        return (
-            day in dates
-            or day.weekday() in weekdays
-            or any(day in rule_dates(rule, day.year) for rule in rules)
-        )
+        if day in dates or day.weekday() in weekdays:
+            return True
+        if day.year not in ruled:
+            ruled[day.year] = frozenset().union(*(rule_dates(rule, day.year) for rule in rules))
+        return day in ruled[day.year]
 
     return picks
