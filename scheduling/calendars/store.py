@@ -37,11 +37,24 @@ def named_calendar(name: str) -> CalendarRules:
     it composes is gone)."""
     now = time.monotonic()
     kept = _named.get(name)
-    if kept is not None and now < kept[0]:
-        return kept[1]
-    rules = _build(name, _stored(), ())
-    _named[name] = (now + NAMED_TTL, rules)
-    return rules
+    if kept is None or now >= kept[0]:
+        _keep_every_named(now)
+        kept = _named.get(name)
+    if kept is None:  # no such calendar, or one that cannot be built: the error says why
+        return _build(name, _stored(), ())
+    return kept[1]
+
+
+def _keep_every_named(now: float) -> None:
+    """Every stored calendar as rules, from one read and one builder: a list of calendars asks
+    for each in turn, and each may compose the others."""
+    rows = _stored()
+    builder = _Builder(rows)
+    for name in rows:
+        try:
+            _named[name] = (now + NAMED_TTL, builder.build(name, ()))
+        except CalendarError:
+            _named.pop(name, None)
 
 
 def forget_named() -> None:

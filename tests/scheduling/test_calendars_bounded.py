@@ -2,6 +2,8 @@
 expanded size is bounded, and a rule stored before the check refused at read."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from scheduling.calendars import store
 from scheduling.calendars.models import Calendar
@@ -84,3 +86,17 @@ def test_a_cycle_is_still_refused():
         a.save()
     with pytest.raises(CalendarError):
         store.calendar_rules(a)
+
+
+def list_queries(admin_client, calendars: int) -> int:
+    Calendar.objects.all().delete()
+    Calendar.objects.create(name="base", daily_windows=["22:00-07:00"])
+    for n in range(calendars):
+        Calendar.objects.create(name=f"c{n}", composition=[{"op": "include", "calendar": "base"}])
+    with CaptureQueriesContext(connection) as queries:
+        assert admin_client.get("/admin/scheduling/calendar/").status_code == 200
+    return len(queries)
+
+
+def test_the_admin_list_reads_the_calendars_once_however_many(admin_client):
+    assert list_queries(admin_client, 30) == list_queries(admin_client, 3)
