@@ -1,8 +1,9 @@
 """Stored calendars as rules: a calendar with every calendar it composes, loaded in one query
 (a site keeps tens of calendars, not thousands), refusing unknown names and cycles.
 
-A calendar named where rows are created (a scheduled model's `quiet_hours = "nights"`) is kept
-NAMED_TTL seconds per process, so creating 10,000 rows reads the calendars once; a calendar
+A calendar named where rows are created (a scheduled model's `quiet_hours = "nights"`) or listed
+(the admin's list) is kept NAMED_TTL seconds per process, every stored one built from one read,
+so creating 10,000 rows or listing a hundred calendars reads the calendars once; a calendar
 saved or deleted in this process is forgotten at once, in another within NAMED_TTL."""
 
 from __future__ import annotations
