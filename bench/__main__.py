@@ -7,8 +7,8 @@ Scenarios: drain, lateness, history (a burst handled by real workers, once as is
 plain, partitioned or both), release (a million pre-order emails
 through a fake SMTP provider at 500/s with an outage; about 40 minutes), e2e (events handled a
 second end to end beside plain Celery's no-op tasks on the same `-c 2` worker, with CPU per event
-by process); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from
-bench/results.jsonl.
+by process), hostile (issue #37's bounded calendars and history pages); `all` (the default) runs
+them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
 Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
 sessions claim theirs), never on development data. Each figure is printed beside its anchor and
 appended to bench/results.jsonl.
@@ -35,6 +35,7 @@ FULL = {
     "reschedule_sample": 2000,
     "curves_backlog": 20_000,
     "e2e": 5000,
+    "hostile_history": 20_000,
 }
 QUICK = {
     "drain": 20_000,
@@ -52,6 +53,7 @@ QUICK = {
     "reschedule_sample": 200,
     "curves_backlog": 5_000,
     "e2e": 1000,
+    "hostile_history": 20_000,
 }
 SCENARIOS = [
     "drain",
@@ -67,6 +69,7 @@ SCENARIOS = [
     "cron_scale",
     "release",
     "e2e",
+    "hostile",
 ]
 
 
@@ -100,6 +103,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.drain import run_drain
     from bench.e2e import run_e2e
     from bench.history import run_history
+    from bench.hostile import run_hostile
     from bench.lateness import run_lateness
     from bench.memory import run_memory
     from bench.metrics import run_metrics
@@ -132,6 +136,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
         "cron_scale": lambda: run_cron_scale(quick_or_full(sizes is FULL), full=sizes is FULL),
         "release": lambda: run_release(quick=sizes is QUICK),
         "e2e": lambda: run_e2e(sizes["e2e"]),
+        "hostile": lambda: run_hostile(sizes["hostile_history"]),
     }
 
 

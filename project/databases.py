@@ -14,6 +14,8 @@ from urllib.parse import urlsplit, urlunsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from project.env import env_int
+
 MULTI_HOST_FORM = (
     "postgres://user:password@host1:5432,host2:5432/name?target_session_attrs=read-write"
     " (or sqlite:///path)"
@@ -52,6 +54,26 @@ def replica_config(name: str, url: str, connect_timeout: int) -> dict[str, Any]:
     if "target_session_attrs" not in url:
         options["target_session_attrs"] = "prefer-standby"
     return config
+
+
+def pool_from_env(databases: dict[str, dict[str, Any]]) -> None:
+    """With DATABASE_POOL_MAX_SIZE set (.ci/Procfile's web sets it), requests borrow each
+    database's connections from a pool of at most that many (docs/operations.md#connections),
+    instead of each server thread keeping one for every client connection it holds open."""
+    max_size = env_int("DATABASE_POOL_MAX_SIZE", 0)
+    for config in databases.values():
+        pooled(config, max_size, env_int("DATABASE_POOL_TIMEOUT", 30, minimum=1))
+
+
+def pooled(config: dict[str, Any], max_size: int, timeout: int) -> None:
+    """Makes a PostgreSQL entry of DATABASES borrow from a psycopg pool of at most `max_size`
+    connections, a request waiting up to `timeout` seconds for one (Django gives it back at the
+    request's end: a pool needs CONN_MAX_AGE 0). SQLite (the embedded mode) is left as it is."""
+    if not max_size or not config["ENGINE"].endswith("postgresql"):
+        return
+    config["CONN_MAX_AGE"] = 0
+    pool = {"min_size": min(2, max_size), "max_size": max_size, "timeout": timeout}
+    config.setdefault("OPTIONS", {})["pool"] = pool
 
 
 def parse_server(name: str, url: str, entry: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from project.databases import database_config, replica_config
+from project.databases import database_config, pool_from_env, replica_config
 from project.env import (
     env_bool,
     env_float,
@@ -96,6 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
+    "scheduling.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -136,9 +137,8 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # Per host tried: a host that is down but does not refuse costs this many seconds.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
-    )
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    options.setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
 else:
     # Embedded mode: IMMEDIATE transactions take SQLite's write lock at BEGIN, so two sweeps
     # serialise instead of both reading the same due rows.
@@ -155,6 +155,7 @@ if env_str("DATABASE_REPLICA_URL", ""):
     # First: it sees every read before a router that puts a domain on another database.
     DATABASE_ROUTERS = ["scheduling.replicas.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
     MIDDLEWARE = [*MIDDLEWARE, "scheduling.replicas.ReplicaReadsMiddleware"]
+pool_from_env(DATABASES)  # DATABASE_POOL_MAX_SIZE: a ceiling of connections, per database
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
 REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")

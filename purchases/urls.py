@@ -1,11 +1,11 @@
 from django.urls import path
-from rest_framework.routers import SimpleRouter
 
 from purchases.api import views
+from scheduling.api.routes import DigitIdRouter
 
 app_name = "purchases"
 
-router = SimpleRouter()
+router = DigitIdRouter()
 router.register("accounts", views.AccountViewSet)
 router.register("artists", views.ArtistViewSet)
 router.register("releases", views.ReleaseViewSet)

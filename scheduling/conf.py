@@ -18,7 +18,11 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
-RATE_FORM = "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day"
+MAX_RATE_COUNT = 1_000_000  # a rate's N: a million a second is past any broker we pace
+RATE_FORM = (
+    "<requests>/<period>, e.g. 60/min, 10/s, 1000/hour or 5000/day, with <requests> from 1 "
+    f"to {MAX_RATE_COUNT:,} and <period> s, m, h or d"
+)
 RATE_LIMITS_FORM = (
     "a dict of model label to rate or None, e.g. {'purchases.ScheduledPurchase': '500/s', "
     "'trainings.ScheduledTrainingNotification': '10/m'}"
@@ -77,8 +81,11 @@ def a_flag(name: str, value: object) -> bool:
 
 
 def a_rate(name: str, value: object) -> str:
-    if isinstance(value, str) and RATE.fullmatch(value.strip()):
-        return value.strip()
+    text = value.strip() if isinstance(value, str) else ""
+    count = text.partition("/")[0]
+    # The length first: int() of thousands of digits is itself slow, and refused past 4,300.
+    if RATE.fullmatch(text) and len(count) <= 7 and int(count) <= MAX_RATE_COUNT:
+        return text
     raise refused(name, value, RATE_FORM)
 
 

@@ -29,6 +29,8 @@ ISO_DURATION = re.compile(r"[-+]?P(?!\Z)[0-9A-Z.,]*\Z")
 
 def parse_shift(text: str) -> timedelta | None:
     """parse_duration, refusing (ValueError) a duration beyond MAX_SHIFT either way."""
+    if text.endswith(("T", "t")):  # "P1DT", "PT": no ISO 8601 (parse_duration reads P1D, zero)
+        return None
     try:
         value = parse_duration(text)
     except OverflowError:  # more days than a timedelta holds

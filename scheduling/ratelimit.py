@@ -21,10 +21,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from django.core.exceptions import ImproperlyConfigured
 from redis import Redis
 from redis.exceptions import RedisError
 
-from scheduling.conf import RATE, a_rate
+from scheduling.conf import RATE_FORM, a_rate
 from scheduling.locks import redis_client_for_locks
 
 if TYPE_CHECKING:
@@ -44,9 +45,7 @@ OUTAGE_PAUSE = 10.0  # seconds the store is left alone after it failed: each try
 
 def events_per_second(rate: str) -> float:
     """ "500/s" -> 500.0, "10/m" -> 0.1666...: the forms conf.a_rate accepts."""
-    if not RATE.fullmatch(rate.strip()):
-        a_rate("rate", rate)  # raises, naming the accepted form
-    count, period = rate.strip().split("/")
+    count, period = a_rate("rate", rate).split("/")  # a_rate raises, naming the form
     return int(count) / PERIOD_SECONDS[period[0]]
 
 
@@ -246,7 +245,27 @@ def override_of(model: type[ScheduledEvent]) -> str | None:
     except RedisError as exc:
         STORE.failed(client, exc)
         return None
-    return None if value is None else bytes(value).decode()
+    return None if value is None else checked_override(model, bytes(value))
+
+
+def checked_override(model: type[ScheduledEvent], stored: bytes) -> str | None:
+    """A stored override as a rate or UNLIMITED; anything else (written by hand, or before the
+    bounds) is refused with a log line, and the model's configured limit applies."""
+    text = stored.decode(errors="replace")
+    if text == UNLIMITED:
+        return text
+    try:
+        return a_rate("rate", text)
+    except ImproperlyConfigured:
+        log.error(
+            "rate limit override of %s refused: %r is not a rate (%s); the configured limit "
+            "applies until `manage.py scheduling_rate_limit %s --clear` or a new rate",
+            model._meta.label,
+            text[:40],
+            RATE_FORM,
+            model._meta.label,
+        )
+        return None
 
 
 def set_override(model: type[ScheduledEvent], rate: str | None) -> None:

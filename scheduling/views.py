@@ -1,12 +1,14 @@
 import hmac
+import re
+from collections.abc import Callable
 from typing import Any
 
 from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotFound, JsonResponse
 from django.views.decorators.http import require_GET
 from django.views.defaults import bad_request
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -127,7 +129,29 @@ class MetricsView(APIView):
             if refused == 401:
                 response["WWW-Authenticate"] = 'Bearer realm="metrics"'
             return response
-        return HttpResponse(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)
+        text = metrics.exposition()
+        if not request.META.get("HTTP_AUTHORIZATION"):  # the token sees every model
+            text = figures_for(request.user, text)
+        return HttpResponse(text, content_type=CONTENT_TYPE_LATEST)
+
+
+MODEL_LABEL = re.compile(rb'model="([^".]+)\.([^"]+)"')
+
+
+def figures_for(user: Any, text: bytes) -> bytes:
+    """The exposition less the samples of models the staff user may not view: a model's
+    figures follow the model's view permission, as its rows do."""
+    if user.is_superuser:
+        return text
+    lines = text.splitlines(keepends=True)
+    return b"".join(line for line in lines if _may_view(user, MODEL_LABEL.search(line)))
+
+
+def _may_view(user: Any, label: re.Match[bytes] | None) -> bool:
+    if label is None:
+        return True
+    app_label, model_name = (part.decode() for part in label.groups())
+    return bool(user.has_perm(f"{app_label}.view_{model_name}"))
 
 
 def metrics_refusal(request: Request) -> int | None:
@@ -148,13 +172,46 @@ def metrics_refusal(request: Request) -> int | None:
 metrics_view = reads_primary(MetricsView.as_view())  # gauges as the sweep sees them
 
 
+# A body over one of Django's upload limits: the limit's setting, and what it bounds.
+BODY_LIMITS: dict[type[Exception], tuple[str, str]] = {
+    RequestDataTooBig: ("DATA_UPLOAD_MAX_MEMORY_SIZE", "the request body is larger than {} bytes"),
+    TooManyFieldsSent: ("DATA_UPLOAD_MAX_NUMBER_FIELDS", "the request has more than {} fields"),
+    TooManyFilesSent: ("DATA_UPLOAD_MAX_NUMBER_FILES", "the request has more than {} files"),
+}
+
+
+def body_refusal(request: HttpRequest, exception: Exception) -> JsonResponse | None:
+    """The API's JSON answer to a body over an upload limit, which says which limit; None for
+    another exception or a page outside the API."""
+    limit = BODY_LIMITS.get(type(exception))
+    if limit is None or not request.path.startswith("/api/"):
+        return None
+    setting, words = limit
+    detail = f"body: {words.format(getattr(settings, setting))} ({setting})."
+    return JsonResponse({"detail": detail}, status=400)
+
+
 def bad_request_naming_the_body(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """handler400: a body over Django's upload limit is refused before any view parses it;
+    """handler400: a body over Django's upload limits is refused before any view parses it;
     the API answers JSON that says which limit, as its other refusals do."""
-    if request.path.startswith("/api/") and isinstance(exception, RequestDataTooBig):
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        detail = (
-            f"body: the request body is larger than {limit} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)."
-        )
-        return JsonResponse({"detail": detail}, status=400)
-    return bad_request(request, exception)
+    return body_refusal(request, exception) or bad_request(request, exception)
+
+
+class InputRefusals:
+    """Middleware for two refusals before any view: a path segment of digits not all ASCII
+    ("\uff11", a fullwidth one) names no row (404, as an unknown id: int() reads it as 1, so a
+    row would have many URLs, and the admin's object pages take any text as the id); and under
+    DEBUG too, the API's bodies over an upload limit answer JSON, where Django answers a
+    SuspiciousOperation with its HTML debug page instead of calling handler400."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        segments = request.path.split("/")
+        if any(segment.isdigit() and not segment.isascii() for segment in segments):
+            return HttpResponseNotFound("No row has this id: ids are ASCII digits.")
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return body_refusal(request, exception)

@@ -13,9 +13,16 @@ class UnknownTimeZone(ValueError):
     """Not a known IANA time zone name; the message names the value and the accepted form."""
 
 
+# In the zone database but no place's time: the machine's own setting ("localtime", which moves
+# with the host), tzdata's "Factory" (a placeholder whose abbreviation is an error message) and
+# the POSIX default rules.
+NOT_PLACES = frozenset({"localtime", "Factory", "posixrules"})
+
+
 @lru_cache(maxsize=1)
 def zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    names = zoneinfo.available_timezones() - NOT_PLACES
+    return frozenset(name for name in names if not name.startswith(("posix/", "right/")))
 
 
 def time_zone(name: object) -> zoneinfo.ZoneInfo:

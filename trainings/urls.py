@@ -1,10 +1,9 @@
-from rest_framework.routers import SimpleRouter
-
+from scheduling.api.routes import DigitIdRouter
 from trainings.api import views
 
 app_name = "trainings"
 
-router = SimpleRouter()
+router = DigitIdRouter()
 router.register("teams", views.TeamViewSet)
 router.register("players", views.PlayerViewSet)
 router.register("trainings", views.TrainingViewSet)

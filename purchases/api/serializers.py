@@ -7,7 +7,11 @@ from rest_framework import serializers
 
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
 from purchases.services import purchase_create, release_move
-from scheduling.api.serializers import ScheduledEventSerializer, StrictDateTimeField
+from scheduling.api.serializers import (
+    ScheduledEventSerializer,
+    StrictDateTimeField,
+    column_range,
+)
 
 
 class AccountSerializer(serializers.ModelSerializer):
@@ -61,13 +65,13 @@ class UnreadIdField(serializers.PrimaryKeyRelatedField):
     sale instead of three."""
 
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, bool) or not isinstance(data, int | str):
+        digits = isinstance(data, str) and data.isascii() and data.isdigit()
+        if isinstance(data, bool) or not (isinstance(data, int) or digits):
             self.fail("incorrect_type", data_type=type(data).__name__)
         model = self.queryset.model  # type: ignore[union-attr]  # always given here
-        try:
-            return model(pk=int(data))
-        except ValueError:
-            self.fail("incorrect_type", data_type=type(data).__name__)
+        if not 1 <= int(data) <= column_range(model._meta.pk)[1]:  # no row has it
+            self.fail("does_not_exist", pk_value=data)
+        return model(pk=int(data))
 
 
 class PurchaseSerializer(serializers.ModelSerializer):
@@ -101,18 +105,18 @@ class ScheduledPurchaseSerializer(ScheduledEventSerializer):
 
 
 class RefundSerializer(serializers.Serializer):
-    cancelled = serializers.IntegerField(help_text="Pending emails cancelled.")
-    purchase = PurchaseSerializer()
+    cancelled = serializers.IntegerField(read_only=True, help_text="Pending emails cancelled.")
+    purchase = PurchaseSerializer(read_only=True)
 
 
 class DownloadFileSerializer(serializers.Serializer):
-    track = serializers.IntegerField()
+    track = serializers.IntegerField(read_only=True)
     title = serializers.CharField()
     file = serializers.CharField()
 
 
 class DownloadSerializer(serializers.Serializer):
-    purchase = serializers.IntegerField()
+    purchase = serializers.IntegerField(read_only=True)
     release = serializers.CharField()
     artist = serializers.CharField()
     files = DownloadFileSerializer(many=True)

@@ -225,7 +225,9 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
         obj: Any = None,
     ) -> Any:
         if obj is not None:
-            context["timeline"] = [*timeline_lines(obj), *in_flight_line(obj)]
+            latest = timeline_lines(obj)
+            context["timeline"] = [*latest.lines, *in_flight_line(obj)]
+            context["timeline_latest"] = latest
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request: HttpRequest, obj: Any, form: ModelForm, change: bool) -> None:

@@ -12,8 +12,9 @@ from typing import Any
 from django.utils import formats, timezone
 
 from scheduling.admin.wording import lateness, short_duration
+from scheduling.api.routes import history_url
 from scheduling.history.models import Kind
-from scheduling.history.timeline import Entry, timeline
+from scheduling.history.timeline import Entry, timeline_count, timeline_page
 
 # How each kind's lateness against the business time reads.
 LATE_VERBS = {
@@ -25,7 +26,8 @@ LATE_VERBS = {
 SHOWN_ELSEWHERE = {"error_type", "stage", "before", "how", "business_due_at"}
 
 
-TIME_FORMAT = "Y-m-d H:i:s T"  # to the second: entries are often seconds apart
+TIME_FORMAT = "Y-m-d H:i:s T"
+TIMELINE_SHOWN = 50  # the latest entries on a row's change page; the REST history has the rest  # to the second: entries are often seconds apart
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,20 @@ class TimelineLine:
     details: list[str]
 
 
-def timeline_lines(row: Any) -> list[TimelineLine]:
-    """`row`'s timeline (oldest first), each entry with its detail in words."""
-    return [line_of(entry) for entry in timeline(row)]
+@dataclass(frozen=True)
+class LatestLines:
+    lines: list[TimelineLine]  # the latest TIMELINE_SHOWN entries, oldest first
+    count: int  # entries in the whole timeline
+    rest_url: str | None  # the whole timeline, a page at a time (the REST history)
+
+
+def timeline_lines(row: Any) -> LatestLines:
+    """The latest entries of `row`'s timeline (oldest first), each with its detail in words:
+    a row with 200,000 entries is a page, not the whole story."""
+    count = timeline_count(row)
+    start = max(count - TIMELINE_SHOWN, 0)
+    latest = timeline_page(row, offset=start, limit=TIMELINE_SHOWN)
+    return LatestLines([line_of(entry) for entry in latest], count, history_url(row, None, None))
 
 
 def line_of(entry: Entry) -> TimelineLine:

@@ -12,6 +12,9 @@ MAX_LIMIT = 1000
 MAX_OFFSET = 2**63 - 1  # PostgreSQL's OFFSET is a bigint: larger values are a server error
 
 
+HISTORY_PAGE_SIZE = 100
+
+
 class BoundedLimitOffsetPagination(LimitOffsetPagination):
     max_limit = MAX_LIMIT
     default_limit = api_settings.PAGE_SIZE or 100  # never a whole table for want of PAGE_SIZE
@@ -30,3 +33,17 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
             if value is None
             else whole_number(self.offset_query_param, value, low=0, high=MAX_OFFSET)
         )
+
+
+class HistoryPagination(BoundedLimitOffsetPagination):
+    """A row's timeline: HISTORY_PAGE_SIZE entries a page (`?limit=` up to MAX_LIMIT), oldest
+    first; the view counts and slices the timeline itself (it is no queryset)."""
+
+    default_limit = HISTORY_PAGE_SIZE
+
+    def page_bounds(self, request: Request, count: int) -> tuple[int, int]:
+        """The offset and limit of the page asked for, remembered for the links."""
+        self.request, self.count = request, count
+        self.limit = self.get_limit(request) or self.default_limit
+        self.offset = self.get_offset(request)
+        return self.offset, self.limit

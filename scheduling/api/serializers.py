@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models
+from django.db.backends.base.operations import BaseDatabaseOperations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -27,6 +28,21 @@ from scheduling.parsing import (
     parse_aware_datetime,
     parse_shift,
 )
+
+
+def column_range(field: models.Field[Any, Any]) -> tuple[int, int]:
+    """The integers an integer column holds, as PostgreSQL's types bound them."""
+    low, high = BaseDatabaseOperations.integer_field_ranges[field.get_internal_type()]
+    return low, high
+
+
+def row_id_field(model: type[models.Model], **kwargs: Any) -> serializers.IntegerField:
+    """The id of one of `model`'s rows: from 1 to the most its primary key's column holds, so
+    a larger one is a 400 naming the field rather than a query the database refuses."""
+    assert model._meta.pk is not None
+    return serializers.IntegerField(
+        min_value=1, max_value=column_range(model._meta.pk)[1], **kwargs
+    )
 
 
 class StrictDateTimeField(serializers.DateTimeField):
@@ -220,8 +236,12 @@ class HistoryEntrySerializer(serializers.Serializer):
 
     at = serializers.DateTimeField(help_text="When, by the database clock (UTC).")
     kind = serializers.ChoiceField(choices=Kind.choices)
-    attempt = serializers.IntegerField(help_text="The delivery attempt it belongs to.")
-    version = serializers.IntegerField(help_text="The row's version at that moment.")
+    attempt = serializers.IntegerField(
+        read_only=True, help_text="The delivery attempt it belongs to."
+    )
+    version = serializers.IntegerField(
+        read_only=True, help_text="The row's version at that moment."
+    )
     actor = serializers.CharField(
         help_text="Who: api:<user>, admin:<user>, code or a name the code gave, sweep@host..."
     )
@@ -232,4 +252,4 @@ class HistoryEntrySerializer(serializers.Serializer):
 
 
 class BulkCountSerializer(serializers.Serializer):
-    count = serializers.IntegerField(help_text="How many rows changed.")
+    count = serializers.IntegerField(read_only=True, help_text="How many rows changed.")

@@ -5,10 +5,9 @@ with `scheduling.extensions` (the optional apps' `jobs/` and `schedules/`)."""
 from typing import Any
 
 from django.utils.module_loading import import_string
-from rest_framework.routers import DefaultRouter
 
 from scheduling.api.generic import viewset_for
-from scheduling.api.routes import route_for
+from scheduling.api.routes import DigitIdDefaultRouter, route_for
 from scheduling.calendars.api import CalendarViewSet
 from scheduling.extensions import Route, extensions
 from scheduling.registry import scheduled_models
@@ -21,8 +20,8 @@ def registered_viewset(route: Route) -> Any:
     return route.viewset()
 
 
-def build_router() -> DefaultRouter:
-    router = DefaultRouter()
+def build_router() -> DigitIdDefaultRouter:
+    router = DigitIdDefaultRouter()
     for model in scheduled_models():
         router.register(route_for(model), viewset_for(model), basename=route_for(model))
     router.register("calendars", CalendarViewSet, basename="calendar")

@@ -28,6 +28,7 @@ from rest_framework.settings import api_settings
 
 from scheduling.api.defaults import FrameworkViewDefaults
 from scheduling.api.filters import ScheduledEventFilterSet
+from scheduling.api.pagination import HISTORY_PAGE_SIZE, MAX_LIMIT, HistoryPagination
 from scheduling.api.serializers import (
     BulkCancelSerializer,
     BulkCountSerializer,
@@ -36,7 +37,7 @@ from scheduling.api.serializers import (
     HistoryEntrySerializer,
 )
 from scheduling.api.throttles import BulkRateThrottle
-from scheduling.history.timeline import timeline
+from scheduling.history.timeline import timeline_count, timeline_page
 from scheduling.models import ScheduledEvent
 from scheduling.querysets import LateRetryError
 
@@ -178,13 +179,19 @@ class ScheduledEventViewSet(BulkActions, FrameworkViewDefaults, viewsets.ReadOnl
     @extend_schema(
         request=None,
         responses={200: HistoryEntrySerializer(many=True), 404: NOT_FOUND},
-        summary="The row's timeline, oldest first",
+        summary="The row's timeline, oldest first, a page at a time",
         description="Every transition of the row: scheduled, moves, cancels, each delivery "
-        "attempt and its outcome, retries and expiry, with who made it (`actor`).",
+        "attempt and its outcome, retries and expiry, with who made it (`actor`). "
+        f"{HISTORY_PAGE_SIZE} entries a page (`limit` up to {MAX_LIMIT}); `next` links the "
+        "page after.",
     )
-    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    @action(detail=True, methods=["get"], pagination_class=HistoryPagination, filter_backends=[])
     def history(self, request: Request, pk: str | None = None) -> Response:
-        return Response([entry.as_dict() for entry in timeline(self.get_object())])
+        row = self.get_object()
+        paginator = HistoryPagination()
+        offset, limit = paginator.page_bounds(request, timeline_count(row))
+        page = timeline_page(row, offset=offset, limit=limit)
+        return paginator.get_paginated_response([entry.as_dict() for entry in page])
 
     def bulk_reschedule(self, body: dict[str, Any]) -> int:
         rows = self.bulk_selection(body)

@@ -3,7 +3,7 @@ delete refused while a schedule or another calendar uses the calendar."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from scheduling.calendars.models import EDITABLE_FIELDS, Calendar
 from scheduling.calendars.parsing import parse_timezone
 from scheduling.calendars.references import calendar_users
 from scheduling.calendars.rules import CalendarError, CalendarRules
+from scheduling.calendars.store import named_calendar
 
 SPANS_SHOWN = 10
 
@@ -50,9 +51,18 @@ class CalendarAdmin(AuditedAdmin):  # saving one recomputes the fire times of it
     readonly_fields = ("excluded_spans", "created_at", "updated_at")
     fields = (*EDITABLE_FIELDS, "excluded_spans", "created_at", "updated_at")
 
+    def save_model(self, request: HttpRequest, obj: Calendar, form: Any, change: bool) -> None:
+        obj.viewer = request.user  # a refusal names only what this user may view
+        super().save_model(request, obj, form, change)
+
+    def delete_model(self, request: HttpRequest, obj: Calendar) -> None:
+        obj.viewer = request.user
+        super().delete_model(request, obj)
+
     @admin.display(description="Next excluded span")
     def next_span(self, obj: Calendar) -> str:
-        shown = span_lines(obj, 1)
+        # The list's calendars built from one read of them all, not one read a row.
+        shown = span_lines(obj, 1, rules=named_calendar)
         return shown[0] if shown else "-"
 
     @admin.display(description=f"Next {SPANS_SHOWN} excluded spans")
@@ -72,16 +82,22 @@ class CalendarAdmin(AuditedAdmin):  # saving one recomputes the fire times of it
         users = [
             f"{calendar}: used by {user}"
             for calendar in objs
-            for user in calendar_users.of(calendar.name)
+            for user in calendar_users.of(calendar.name, request.user)
         ]
         return deleted, counts, perms_needed, [*protected, *users]
 
 
-def span_lines(calendar: Calendar, count: int, now: datetime | None = None) -> list[str]:
-    """The next excluded spans in the calendar's own time zone, or why there are none."""
+def span_lines(
+    calendar: Calendar,
+    count: int,
+    now: datetime | None = None,
+    rules: Callable[[str], CalendarRules] | None = None,
+) -> list[str]:
+    """The next excluded spans in the calendar's own time zone, or why there are none; `rules`
+    finds a calendar's rules by name (default: the calendar's own, as it stands)."""
     try:
-        rules: CalendarRules = calendar.rules()
-        spans = rules.spans(now or django_timezone.now(), count)
+        found = calendar.rules() if rules is None else rules(calendar.name)
+        spans = found.spans(now or django_timezone.now(), count)
     except CalendarError as exc:
         return [str(exc)]
     zone = parse_timezone(calendar.timezone)

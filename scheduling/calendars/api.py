@@ -106,10 +106,12 @@ class CalendarViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
             serializer.save()
 
     def perform_update(self, serializer: serializers.BaseSerializer[Any]) -> None:
+        serializer.instance.viewer = self.request.user  # type: ignore[union-attr]
         with as_bad_request():
             serializer.save()
 
     def perform_destroy(self, instance: Calendar) -> None:
+        instance.viewer = self.request.user
         with as_bad_request():  # refused while a schedule or a calendar uses it
             instance.delete()
 

@@ -12,7 +12,7 @@ from django.core.validators import validate_slug
 from django.db import models, transaction
 
 from scheduling.calendars.parsing import FORMS, PARSERS, field_errors, normalised
-from scheduling.calendars.references import calendar_users
+from scheduling.calendars.references import Viewer, calendar_users
 from scheduling.calendars.rules import CalendarError, CalendarRules
 
 LIST_FIELDS = tuple(PARSERS)
@@ -37,6 +37,9 @@ class Calendar(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     _rules: CalendarRules | None = None
+    # Who asks for a save or a delete (the API's or the admin's user): a refusal names what
+    # uses the calendar only where they may view it. None (code): everything is named.
+    viewer: Viewer | None = None
 
     class Meta:
         # Explicit, as EventHistory's: the core app's models live in its packages.
@@ -57,7 +60,7 @@ class Calendar(models.Model):
         transaction.on_commit(forget_named)  # a reader may have kept the old one meanwhile
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
-        users = calendar_users.of(self.name)
+        users = calendar_users.of(self.name, self.viewer)
         if users:
             raise ValidationError({"name": f"{self.name} is in use by {', '.join(users)}."})
         deleted = super().delete(*args, **kwargs)
@@ -77,7 +80,7 @@ class Calendar(models.Model):
         stored = Calendar.objects.filter(pk=self.pk).values_list("name", flat=True).first()
         if stored is None or stored == self.name:
             return
-        users = calendar_users.of(stored)
+        users = calendar_users.of(stored, self.viewer)
         if users:
             raise ValidationError(
                 {"name": f"{stored} cannot be renamed while in use by {', '.join(users)}."}
@@ -130,4 +133,4 @@ def _composing_calendars(name: str) -> list[str]:
     return [f"calendar {other}" for other in composed_by(name)]
 
 
-calendar_users.add(_composing_calendars)
+calendar_users.add(_composing_calendars, permission="scheduling.view_calendar", noun="calendar")

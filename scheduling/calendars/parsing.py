@@ -28,6 +28,9 @@ RULE_FREQUENCIES = ("YEARLY", "MONTHLY")
 RULE_REFUSED = ("COUNT", "INTERVAL", "DTSTART", "BYHOUR", "BYMINUTE", "BYSECOND")
 RULE_DAY_PARTS = ("BYMONTHDAY", "BYDAY", "BYYEARDAY", "BYWEEKNO", "BYEASTER")
 WINDOW = re.compile(r"^(\d{2}:\d{2})-(\d{2}:\d{2})$")
+# One RRULE per string: dateutil's rrulestr reads a line break as the start of a second rule
+# (a smuggled "RRULE:FREQ=MINUTELY"), so only a rule's own characters pass.
+RULE_TEXT = re.compile(r"[A-Z0-9=;,+\-]+")
 OPERATIONS = (INCLUDE, EXCLUDE)
 
 FORMS = {
@@ -63,6 +66,11 @@ def parse_rule(text: Any) -> str:
     if not isinstance(text, str) or not text.strip():
         raise CalendarError(f"{text!r} is not an RRULE")
     rule = text.strip().upper().removeprefix("RRULE:")
+    if not RULE_TEXT.fullmatch(rule):
+        raise CalendarError(
+            f"{text!r} is not one RRULE: one rule a string, with no line break, space or "
+            "second RRULE:"
+        )
     parts = dict(part.partition("=")[::2] for part in rule.split(";"))
     if parts.get("FREQ") not in RULE_FREQUENCIES:
         raise CalendarError(f"{text!r}: FREQ must be YEARLY or MONTHLY")
@@ -166,7 +174,7 @@ def own_components(
 ) -> tuple[Component, ...]:
     """A calendar's own components, from its (valid) stored lists."""
     dates = frozenset(map(parse_holiday, holidays))
-    rules = tuple(holiday_rules)
+    rules = tuple(map(parse_rule, holiday_rules))  # a rule stored before a check is checked
     days = frozenset(map(parse_weekday, weekdays))
     components: list[Component] = [Window(zone, *parse_window(w)) for w in daily_windows]
     if dates or rules or days:
@@ -177,11 +185,15 @@ def own_components(
 def _day_picker(
     dates: frozenset[date], rules: tuple[str, ...], weekdays: frozenset[int]
 ) -> Callable[[date], bool]:
+    # The rules' dates, all rules together, once a year per calendar: a calendar of a thousand
+    # rules would otherwise expand them for every day it is asked about.
+    ruled: dict[int, frozenset[date]] = {}
+
     def picks(day: date) -> bool:
-        return (
-            day in dates
-            or day.weekday() in weekdays
-            or any(day in rule_dates(rule, day.year) for rule in rules)
-        )
+        if day in dates or day.weekday() in weekdays:
+            return True
+        if day.year not in ruled:
+            ruled[day.year] = frozenset().union(*(rule_dates(rule, day.year) for rule in rules))
+        return day in ruled[day.year]
 
     return picks

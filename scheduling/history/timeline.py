@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Case, Q, QuerySet, Value, When
+
 from scheduling.history.models import EventHistory, Kind
 from scheduling.history.record import late_by, written_for
 
@@ -33,9 +35,60 @@ class Entry:
 
 def timeline(row: Any) -> list[Entry]:
     """Every entry of `row` (a ScheduledEvent), oldest first."""
-    logged = [Entry.logged(e) for e in written_for(type(row), row.pk).order_by("at", "pk")]
-    entries = [*logged, *from_columns(row, logged)]
-    return sorted(entries, key=lambda entry: (entry.at, ORDER[entry.kind]))
+    return timeline_page(row, offset=0, limit=timeline_count(row))
+
+
+def timeline_count(row: Any) -> int:
+    return _logged(row).count() + len(_columns(row))
+
+
+def timeline_page(row: Any, *, offset: int, limit: int) -> list[Entry]:
+    """Entries offset to offset + limit of `row`'s timeline: one query for the logged ones of
+    the page (by the index on model, row, at), a few counts to place the column entries."""
+    logged = _logged(row)
+    placed = _placed(_columns(row), logged)
+    inside = {position: entry for position, entry in placed if offset <= position < offset + limit}
+    skipped = offset - sum(1 for position, _ in placed if position < offset)
+    rows = iter(logged[skipped : skipped + limit - len(inside)])
+    page = []
+    for position in range(offset, offset + limit):
+        entry = inside.get(position) or next((Entry.logged(found) for found in rows), None)
+        if entry is None:
+            break
+        page.append(entry)
+    return page
+
+
+def _logged(row: Any) -> QuerySet[EventHistory]:
+    # Entries at the same instant (one transaction's) in lifecycle order, as ORDER sorts them.
+    order = Case(*(When(kind=kind, then=Value(n)) for kind, n in ORDER.items()), default=Value(0))
+    return written_for(type(row), row.pk).alias(order=order).order_by("at", "order", "pk")
+
+
+def _columns(row: Any) -> list[Entry]:
+    history = written_for(type(row), row.pk)
+    first_move = history.filter(kind=Kind.RESCHEDULED).order_by("at", "pk").first()
+    logged_publish = row.delivered_at is not None and (
+        history.filter(kind=Kind.PUBLISHED, at=row.delivered_at).exists()
+    )
+    moves = [] if first_move is None else [Entry.logged(first_move)]
+    published = [Entry(row.delivered_at, Kind.PUBLISHED, 0, 0, "")] if logged_publish else []
+    return from_columns(row, [*moves, *published])
+
+
+def _placed(columns: list[Entry], logged: QuerySet[EventHistory]) -> list[tuple[int, Entry]]:
+    """Each column entry with its position in the whole timeline: after every logged entry
+    that sorts before it or with it (a logged entry comes first at the same key)."""
+    placed = []
+    for index, entry in enumerate(sorted(columns, key=_key)):
+        same_or_earlier = [kind for kind, n in ORDER.items() if n <= ORDER[entry.kind]]
+        before = logged.filter(Q(at__lt=entry.at) | Q(at=entry.at, kind__in=same_or_earlier))
+        placed.append((before.count() + index, entry))
+    return placed
+
+
+def _key(entry: Entry) -> tuple[datetime, int]:
+    return entry.at, ORDER[entry.kind]
 
 
 def from_columns(row: Any, logged: list[Entry]) -> list[Entry]:

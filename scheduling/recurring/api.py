@@ -186,10 +186,19 @@ TriggerSerializer = inline_serializer(
     "ScheduleTrigger",
     {
         "id": serializers.CharField(help_text="The published message's id"),
-        "occurrence": serializers.IntegerField(),
+        "occurrence": serializers.IntegerField(read_only=True),
         "due_at": serializers.DateTimeField(),
     },
 )
+
+
+class OccurrencesPermission(ModelViewPermission):
+    """A schedule's occurrences are occurrences: they need their own view permission too, as
+    at their own endpoint."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        occurrences = "scheduling_recurring.view_scheduledoccurrence"
+        return super().has_permission(request, view) and request.user.has_perm(occurrences)
 
 
 class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
@@ -289,7 +298,7 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
     @extend_schema(
         responses={200: OccurrenceSerializer(many=True)}, summary="Occurrences, newest first"
     )
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], permission_classes=[OccurrencesPermission])
     def occurrences(self, request: Request, name: str | None = None) -> Response:
         schedule = self.get_object()
         rows = ScheduledOccurrence.objects.filter(schedule=schedule).select_related("schedule")

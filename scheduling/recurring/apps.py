@@ -32,5 +32,7 @@ def connect_calendars() -> None:
     from scheduling.calendars.references import calendar_users
     from scheduling.recurring.calendars import replan_on_save, schedules_using
 
-    calendar_users.add(schedules_using)
+    calendar_users.add(
+        schedules_using, permission="scheduling_recurring.view_recurringschedule", noun="schedule"
+    )
     post_save.connect(replan_on_save, sender=Calendar, dispatch_uid="recurring-calendar-replan")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from scheduling.calendars.rules import MICROSECOND, CalendarError, Excluding
@@ -148,8 +149,22 @@ def schedules_replan(*, calendar: str) -> int:
             # Loaded state unknown counts as changed: save() bumps the version, cancels the
             # pending occurrences and materialises the next ones under the new calendars.
             del schedule._loaded
-            schedule.save()
+            _replan(schedule, calendar)
     return len(ids)
+
+
+def _replan(schedule: RecurringSchedule, calendar: str) -> None:
+    """Saves the schedule again; a refusal is the calendar change's, worded without the
+    schedule's own values (its cron), which the calendar's editor may not be allowed to read."""
+    try:
+        schedule.save()
+    except ValidationError:
+        raise ValidationError(
+            {
+                "calendar": f"This change to {calendar} leaves a schedule that uses it with no "
+                "fire time; change the calendar, or the schedule first."
+            }
+        ) from None
 
 
 def replan_on_save(sender: Any, instance: Any, **kwargs: Any) -> None:

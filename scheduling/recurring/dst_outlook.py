@@ -48,12 +48,19 @@ def _outlook(schedule: RecurringSchedule, transition: cron.Transition) -> DstOut
     change = (
         f"{after:%Y-%m-%d}: clocks go {direction} {shift} at "
         f"{(transition.at + transition.offset_before).replace(tzinfo=None):%H:%M} "
-        f"{before.tzname()}, to {after:%H:%M %Z}"
+        f"{before.tzname()}, to {after:%H:%M %Z} ({in_words(shift)})"
     )
     window = f"{start.astimezone(zone):%H:%M %Z} to {end.astimezone(zone):%H:%M %Z}"
     return DstOutlook(
         transition.at, change, _policy(schedule, transition), window, _fires(schedule, start, end)
     )
+
+
+def in_words(shift: timedelta) -> str:
+    """1:00:00 -> "one hour"; 0:30:00 -> "30 minutes" (Lord Howe's change)."""
+    hours, minutes = divmod(int(shift.total_seconds()) // 60, 60)
+    words = ["one hour" if hours == 1 else f"{hours} hours"] if hours else []
+    return " ".join([*words, f"{minutes} minutes"] if minutes else words)
 
 
 def _policy(schedule: RecurringSchedule, transition: cron.Transition) -> str:

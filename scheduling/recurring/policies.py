@@ -46,7 +46,8 @@ CHOICES: dict[str, type[models.TextChoices]] = {
     "dst_repeat_policy": DstRepeatPolicy,
     "resume_policy": ResumePolicy,
 }
-MAX_FIRES_FORM = "a whole number of at least 1, or null (empty) for no limit"
+MAX_FIRES_MOST = 2**31 - 1  # its column: a PositiveIntegerField
+MAX_FIRES_FORM = f"a whole number from 1 to {MAX_FIRES_MOST:,}, or null (empty) for no limit"
 PAUSED_NOTE_MAX = 500
 
 
@@ -67,7 +68,9 @@ def policy_errors(schedule: RecurringSchedule) -> dict[str, str]:
     }
     max_fires = schedule.max_fires
     if max_fires is not None and (
-        isinstance(max_fires, bool) or not isinstance(max_fires, int) or max_fires < 1
+        isinstance(max_fires, bool)
+        or not isinstance(max_fires, int)
+        or not 1 <= max_fires <= MAX_FIRES_MOST
     ):
         errors["max_fires"] = f"max_fires must be {MAX_FIRES_FORM}; got {max_fires!r}."
     overlapping = schedule.overlap_policy != OverlapPolicy.ALLOW

@@ -15,6 +15,7 @@ from scheduling.recurring.models import RecurringSchedule
 from scheduling.recurring.policies import (
     CHOICES,
     MAX_FIRES_FORM,
+    MAX_FIRES_MOST,
     PAUSED_NOTE_MAX,
     accepted,
     finished,
@@ -56,10 +57,13 @@ class SchedulePolicySerializer(serializers.ModelSerializer):
         required=False,
         allow_null=True,
         min_value=1,
+        max_value=MAX_FIRES_MOST,
         help_text=f"Stop after this many fires: {MAX_FIRES_FORM}.",
         error_messages={
             "invalid": f"Enter {MAX_FIRES_FORM}.",
             "min_value": f"Enter {MAX_FIRES_FORM}.",
+            "max_value": f"Enter {MAX_FIRES_FORM}.",
+            "max_string_length": f"Enter {MAX_FIRES_FORM}.",
         },
     )
     paused_note = serializers.CharField(

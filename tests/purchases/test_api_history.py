@@ -85,7 +85,8 @@ def test_the_history_url_answers_the_timeline_oldest_first(api):
 
     assert url == f"http://testserver/api/events/purchases/scheduledpurchase/{row.pk}/history/"
     assert timeline.status_code == 200
-    body = timeline.json()
+    assert (timeline.json()["count"], timeline.json()["next"]) == (3, None)
+    body = timeline.json()["results"]
     assert [e["kind"] for e in body] == ["scheduled", "rescheduled", "rescheduled"]
     assert [e["at"] for e in body] == sorted(e["at"] for e in body)
     assert set(body[1]) == {"at", "kind", "attempt", "version", "actor", "detail"}

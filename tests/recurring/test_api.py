@@ -22,7 +22,8 @@ user_with = users_of("scheduling_recurring")
 @pytest.fixture
 def api_user() -> User:
     actions = ("view", "add", "change", "delete")
-    return user_with("operator", *(f"{action}_recurringschedule" for action in actions))
+    codenames = (*(f"{action}_recurringschedule" for action in actions), "view_scheduledoccurrence")
+    return user_with("operator", *codenames)
 
 
 @pytest.fixture

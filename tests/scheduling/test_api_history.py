@@ -44,7 +44,7 @@ def test_allow_late_retries_it_and_the_history_names_the_user(api):
     assert response.json() == {"count": 1}
     row.refresh_from_db()
     assert row.status == Status.PENDING
-    timeline = api.get(f"{URL}{row.pk}/history/").json()
+    timeline = api.get(f"{URL}{row.pk}/history/").json()["results"]
     assert [e["kind"] for e in timeline] == ["scheduled", "retried"]
     assert timeline[-1]["actor"] == "api:admin"
 

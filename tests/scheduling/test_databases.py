@@ -170,7 +170,7 @@ def test_the_history_endpoint_reads_the_rows_database(api):
     response = api.get(f"{URL}{row.pk}/history/")
 
     assert response.status_code == 200
-    assert [entry["kind"] for entry in response.json()] == ["scheduled", "rescheduled"]
+    assert [entry["kind"] for entry in response.json()["results"]] == ["scheduled", "rescheduled"]
 
 
 def test_the_api_lists_and_cancels_rows_of_the_remote_model(api):

@@ -128,6 +128,7 @@ def test_an_unknown_lifecycle_state_is_refused_not_ignored(admin_client):
 
 def test_every_scheduled_models_admin_filters_by_lifecycle_and_shows_attempts_and_errors(rf):
     request = rf.get("/")
+    request.user = User(is_superuser=True, is_active=True)  # an admin request has its user
     scheduled = [
         (model, model_admin)
         for model, model_admin in admin.site._registry.items()

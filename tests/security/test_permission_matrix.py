@@ -22,6 +22,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from scheduling.models import ScheduledEvent
+from scheduling.recurring.models import RecurringSchedule
 from tests.factories import ScheduledPingFactory
 from tests.remoteapp.models import Account as RemoteAccount
 from tests.remoteapp.models import ScheduledReminder
@@ -73,6 +74,11 @@ SPECIAL: dict[tuple[str, str], Any] = {
     ("POST", "/api/purchases/{id}/refund/"): ["change"],
     ("POST", "/api/schedules/{name}/trigger/"): ["change"],
     ("GET", "/api/schedules/{name}/dst/"): ["view"],
+    # Occurrences are occurrences, whichever way they are listed (DATA_RULES below).
+    ("GET", "/api/schedules/{name}/occurrences/"): [
+        "view",
+        "scheduling_recurring.view_scheduledoccurrence",
+    ],
     ("POST", "/api/trainings/{id}/cancel/"): ["change"],
     ("POST", "/api/trainings/{id}/answers/"): ["trainings.add_questionnaireanswer"],
 }
@@ -192,7 +198,9 @@ def allowed(rule: Any, role: str, model: str | None) -> bool:
 
 def concrete_path(path: str, world: World) -> str:
     resource = path.split("/")[2] if path.startswith("/api/") else ""
-    value = world.download_token if "{token}" in path else world.path_value(resource) or "x"
+    # No row: an id no row has ("0": ids route as ASCII digits only), or a key none has.
+    missing = "0" if "{id}" in path else "x"
+    value = world.download_token if "{token}" in path else world.path_value(resource) or missing
     for name in ("{id}", "{key}", "{name}", "{token}"):
         path = path.replace(name, value)
     return path
@@ -383,3 +391,131 @@ def test_the_attention_page_matrix(world):
         "change": {"testapp.scheduledping"},
         "superuser": scheduled,
     }
+
+
+# --- One rule per piece of data ----------------------------------------------------------------
+# Data that two ways reach follows one rule, whichever way asks. Decided in issue #37:
+DATA_RULES = {
+    "a customer's email or name": (
+        "purchases.view_customer, wherever it is shown or searched: the customers' admin, the "
+        "columns, fields and search of the purchases' and scheduled purchases' admin, and the "
+        "API's ?customer_email= filter (403 without it: a match would tell that an email "
+        "bought something). A purchase reads '#12 Album'; a release's page lists purchase "
+        "numbers, not customers."
+    ),
+    "a schedule's occurrences": (
+        "scheduling_recurring.view_scheduledoccurrence, at /api/schedules/{name}/occurrences/ "
+        "(with view_recurringschedule, as the schedule is named) as at the occurrences' own "
+        "endpoint."
+    ),
+    "a model's figures in /metrics": (
+        "a staff session sees the samples of the models it may view (view_<model>); superusers "
+        "and the bearer token (SCHEDULING_METRICS_TOKEN) see every model."
+    ),
+    "another object named in an error": (
+        "named only to a user who may view its kind, else counted ('1 schedule you cannot "
+        "view'); an object's own values (a schedule's cron) never appear in another object's "
+        "refusal."
+    ),
+}
+
+
+def staff_with(name: str, *permissions: str) -> User:
+    user = User.objects.create_user(name, password="pw", is_staff=True)
+    for permission in permissions:
+        app_label, codename = permission.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    return User.objects.get(pk=user.pk)  # no cached permissions
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_every_data_rule_is_written_down():
+    assert all(rule.strip() for rule in DATA_RULES.values())
+
+
+def test_a_customers_email_needs_the_permission_to_view_customers(world):
+    clerk = staff_with("clerk", "purchases.view_scheduledpurchase", "purchases.view_purchase")
+    both = staff_with("support", "purchases.view_scheduledpurchase", "purchases.view_customer")
+    admin_page = "/admin/purchases/scheduledpurchase/"
+    email = "fan@example.com"
+
+    for page in (admin_page, "/admin/purchases/purchase/"):
+        assert email not in signed_in(clerk).get(page).content.decode(), page
+    searched = signed_in(clerk).get(admin_page, {"q": email}).content.decode()
+    assert "0 results (" in searched  # the search box shows what was typed, and no row
+    found = signed_in(both).get(admin_page, {"q": email}).content.decode()
+    assert email in found.replace(f'value="{email}"', "")  # in the row's column
+    api = "/api/scheduled-purchases/"
+    assert client_as(clerk).get(api, {"customer_email": email}).status_code == 403
+    assert client_as(clerk).get(api, {"customer_email": "nobody@example.com"}).status_code == 403
+    answer = client_as(both).get(api, {"customer_email": email})
+    assert (answer.status_code, answer.json()["count"]) == (200, 1)
+
+
+def client_as(user: User) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_a_schedules_occurrences_need_the_permission_to_view_occurrences(world):
+    schedules = staff_with("planner", "scheduling_recurring.view_recurringschedule")
+    both = staff_with(
+        "auditor",
+        "scheduling_recurring.view_recurringschedule",
+        "scheduling_recurring.view_scheduledoccurrence",
+    )
+    path = f"/api/schedules/{world.ids['schedules']}/occurrences/"
+
+    assert client_as(schedules).get(path).status_code == 403
+    assert client_as(both).get(path).status_code == 200
+
+
+def test_metrics_show_a_staff_user_the_models_they_may_view(world):
+    purchases_staff = staff_with("store", "purchases.view_scheduledpurchase")
+
+    text = signed_in(purchases_staff).get("/metrics").content.decode()
+    everything = signed_in(User.objects.create_superuser("root2", "", "pw")).get("/metrics")
+
+    assert 'model="purchases.scheduledpurchase"' in text
+    assert 'model="trainings.scheduledtrainingnotification"' not in text
+    assert 'model="trainings.scheduledtrainingnotification"' in everything.content.decode()
+    assert "# TYPE scheduling_due_rows gauge" in text  # the families stay, without samples
+
+
+def test_a_calendars_refusals_name_only_what_the_user_may_view(world):
+    secret = RecurringSchedule(
+        name="secret-report", cron="17 4 * * *", queue="q", calendars=["weekends"]
+    )
+    secret.save()
+    editor = staff_with(
+        "editor",
+        "scheduling.view_calendar",
+        "scheduling.change_calendar",
+        "scheduling.delete_calendar",
+    )
+    api = client_as(editor)
+
+    deleted = api.delete("/api/calendars/weekends/")
+    every_day = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
+    patched = api.patch("/api/calendars/weekends/", {"weekdays": every_day}, format="json")
+
+    assert deleted.status_code == 400
+    assert "secret-report" not in deleted.content.decode()
+    assert "1 schedule you cannot view" in deleted.content.decode()
+    assert "calendar office" in deleted.content.decode()  # calendars: the editor views them
+    assert patched.status_code == 400, patched.content
+    assert list(patched.json()) == ["calendar"]
+    assert "17 4" not in patched.content.decode()
+    assert "secret-report" not in patched.content.decode()
+    viewer = staff_with(
+        "viewer", "scheduling.delete_calendar", "scheduling_recurring.view_recurringschedule"
+    )
+    assert "secret-report" in client_as(viewer).delete("/api/calendars/weekends/").content.decode()

@@ -9,6 +9,7 @@ from scheduling.api.serializers import (
     IsoDurationField,
     ScheduledEventSerializer,
     StrictDateTimeField,
+    row_id_field,
 )
 from trainings.kinds import InvitationStatus, Phase
 from trainings.models import (
@@ -98,7 +99,7 @@ class AnswerRequestSerializer(serializers.Serializer):
     training, so an unknown player, an unknown training and a player of another team all get
     one answer."""
 
-    player = serializers.IntegerField(min_value=1, help_text="A player of the training's team.")
+    player = row_id_field(Player, help_text="A player of the training's team.")
     phase = serializers.ChoiceField(choices=Phase.choices)
 
 

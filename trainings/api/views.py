@@ -66,6 +66,9 @@ class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
     queryset = Training.objects.order_by("start_at", "pk")
     permission_classes = [ModelViewPermission]
     filterset_class = TrainingFilterSet
+    # Any text routes (DRF's default): the answers action gives one answer to every training
+    # id that is no training of the player's team, a malformed one too (no oracle).
+    lookup_value_regex = "[^/.]+"
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
         if self.action in ("update", "partial_update"):
@@ -91,7 +94,10 @@ class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
         responses={
             200: inline_serializer(
                 "TrainingCancelled",
-                {"cancelled": serializers.IntegerField(), "training": TrainingSerializer()},
+                {
+                    "cancelled": serializers.IntegerField(read_only=True),
+                    "training": TrainingSerializer(),
+                },
             )
         },
     )

@@ -24,7 +24,7 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, label: str | None, rate: str | None, clear: bool, **options: Any
     ) -> None:
-        models = [self._model(label)] if label else scheduled_models()
+        models = [self._model(label)] if label is not None else scheduled_models()
         if rate is not None or clear:
             if label is None or (rate is None) == (not clear):
                 raise CommandError("give a model and either a rate or --clear")
@@ -33,6 +33,9 @@ class Command(BaseCommand):
             self.stdout.write(self._line(model))
 
     def _model(self, label: str) -> type[ScheduledEvent]:
+        if not label.strip():
+            known = ", ".join(model._meta.label for model in scheduled_models())
+            raise CommandError(f"the label is empty; give one of: {known}")
         try:
             return get_scheduled_model(label)
         except LookupError as exc:

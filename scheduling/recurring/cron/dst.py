@@ -132,6 +132,7 @@ def next_transitions(zone: zoneinfo.ZoneInfo, after: datetime, count: int) -> li
         before, following = start.astimezone(zone).utcoffset(), (start + day).astimezone(zone)
         if following.utcoffset() != before and before is not None:
             at = _transition(start, start + day, zone)
-            found.append(Transition(at, before, at.astimezone(zone).utcoffset() or before))
+            after_offset = at.astimezone(zone).utcoffset()  # zero in London's winter: not "none"
+            found.append(Transition(at, before, before if after_offset is None else after_offset))
         start += day
     return found
