@@ -292,8 +292,7 @@ SCHEDULING_RATE_LIMITS = env_mapping("SCHEDULING_RATE_LIMITS", {})
 # Keyed jobs (PUT /api/jobs/{key}/): instants per job, and bytes of JSON payload per job.
 SCHEDULING_JOB_MAX_INSTANTS = env_number("SCHEDULING_JOB_MAX_INSTANTS", 1000)
 SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_number("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 65536)
-# Task names or patterns (comma-separated, e.g. "billing.*,reports.build") a keyed job's task
-# callback may name though this project registers no such task: other codebases' workers.
+# Task names or patterns ("billing.*,reports.build") other codebases' workers run for keyed jobs.
 SCHEDULING_EXTERNAL_TASKS = env_list("SCHEDULING_EXTERNAL_TASKS", [])
 # What the app's ready() adds to the project; each can be turned off (docs/adding-scheduling.md).
 SCHEDULING_ADMIN_AUTOREGISTER = env_bool("SCHEDULING_ADMIN_AUTOREGISTER", True)
