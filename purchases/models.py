@@ -100,7 +100,7 @@ class ScheduledPurchase(ScheduledEvent):
 
     handler_task = "purchases.send_fulfillment_emails"
     # Emails a handler sends over one SMTP connection (purchases.tasks).
-    handler_batch_size = 50
+    handler_batch_size = 100
     queue = "purchases"
     # The store's rule: a customer never receives the same email twice, even after a crash.
     at_most_once = True

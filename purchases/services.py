@@ -17,7 +17,7 @@ from django.core import signing
 from django.core.mail import send_mail
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import connection, transaction
-from django.db.models import Model, prefetch_related_objects
+from django.db.models import Model
 from django.urls import reverse
 from django.utils import timezone
 
@@ -272,5 +272,12 @@ def fulfillment_send(*, row: ScheduledPurchase, connection: BaseEmailBackend | N
 
 
 def fulfillment_prefetch(rows: Sequence[ScheduledPurchase]) -> None:
-    """What fulfillment_send reads of a batch's rows, in a query per relation for the batch."""
-    prefetch_related_objects(rows, "purchase__customer", "purchase__release__artist", "track")
+    """What fulfillment_send reads of a batch's rows: their purchases with customers, releases
+    and artists in one query, their tracks in another."""
+    purchases = Purchase.objects.select_related("customer", "release__artist").in_bulk(
+        {row.purchase_id for row in rows}
+    )
+    tracks = Track.objects.in_bulk({row.track_id for row in rows if row.track_id is not None})
+    for row in rows:
+        row.purchase = purchases[row.purchase_id]
+        row.track = None if row.track_id is None else tracks[row.track_id]

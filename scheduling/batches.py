@@ -189,9 +189,11 @@ class AtMostOnceEffects(Generic[E, T]):
             if not self.statements.lock_claimed(row.pk, row.version):
                 return False  # retried or cancelled since the claim: not ours
             self.results[row.pk] = self.effect(row)
-            self.statements.mark_claimed_handled(row.pk, row.version)
             metrics.record_handled(self.batch.model)
-            return following is not None and self.statements.claim(following.pk, following.version)
+            if following is None:
+                self.statements.mark_claimed_handled(row.pk, row.version)
+                return False
+            return self.statements.mark_handled_and_claim(row, following)
 
 
 def handle_batch(

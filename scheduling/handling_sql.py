@@ -50,6 +50,15 @@ class HandlingStatements:
             f"UPDATE {table} SET effect_started_at = NULL, updated_at = {now}"
             f" WHERE {this} AND {IN_FLIGHT}"
         )
+        # One statement for two rows: this one handled, the next one's effect claimed.
+        self.handled_and_claim_sql = (
+            f"UPDATE {table} SET"
+            f" handled_at = CASE WHEN {pk} = %s THEN {now} ELSE handled_at END,"
+            f" effect_started_at = CASE WHEN {pk} = %s THEN {now} ELSE effect_started_at END,"
+            f" updated_at = {now}"
+            f" WHERE ({this} AND {IN_FLIGHT}) OR ({this} AND {AWAITING})"
+            f" RETURNING {pk}"
+        )
         self.lock_claimed_sql = f"SELECT 1 FROM {table} WHERE {this} AND {IN_FLIGHT}{lock}"
         self.claimed_handled_sql = (
             f"UPDATE {table} SET handled_at = {now}, updated_at = {now}"
@@ -84,6 +93,13 @@ class HandlingStatements:
         """The claimed row locked (still in flight as this version)."""
         with self._execute(self.lock_claimed_sql, [pk, version]) as cursor:
             return cursor.fetchone() is not None
+
+    def mark_handled_and_claim(self, row: ScheduledEvent, following: ScheduledEvent) -> bool:
+        """`row` (claimed, locked) handled and `following` claimed, in one statement; whether
+        the claim was taken (`following` still awaited handling as its version)."""
+        params = [row.pk, following.pk, row.pk, row.version, following.pk, following.version]
+        with self._execute(self.handled_and_claim_sql, params) as cursor:
+            return following.pk in {found for (found,) in cursor.fetchall()}
 
     def mark_claimed_handled(self, pk: Any, version: int) -> None:
         self._execute(self.claimed_handled_sql, [pk, version]).close()

@@ -60,3 +60,31 @@ def test_the_lock_reads_the_row_as_the_orm_does(ping_model, rows):
             getattr(expected, f.attname) for f in ping_model._meta.concrete_fields
         ]
     assert statements.lock(-1) is None
+
+
+def test_one_statement_marks_a_row_handled_and_claims_the_next(ping_model, ping_factory):
+    statements = statements_for(ping_model)
+    in_flight = ping_factory(status=Status.DELIVERED, effect_started_at=NOW)
+    awaiting = ping_factory(status=Status.DELIVERED)
+    handled = ping_factory(status=Status.DELIVERED, handled_at=NOW)
+
+    assert statements.mark_handled_and_claim(in_flight, awaiting) is True
+    assert statements.mark_handled_and_claim(awaiting, handled) is False  # nothing to claim
+
+    rows = {row.pk: row for row in ping_model.objects.all()}
+    assert rows[in_flight.pk].handled_at > NOW
+    assert rows[awaiting.pk].handled_at > NOW  # claimed by the first, handled by the second
+    assert rows[awaiting.pk].effect_started_at > NOW
+    assert rows[handled.pk].effect_started_at is None  # not awaiting: not claimed
+
+
+def test_a_row_of_another_version_is_neither_marked_nor_claimed(ping_model, ping_factory):
+    statements = statements_for(ping_model)
+    in_flight = ping_factory(status=Status.DELIVERED, effect_started_at=NOW)
+    awaiting = ping_factory(status=Status.DELIVERED)
+    in_flight.version, awaiting.version = 2, 2  # both moved since
+
+    assert statements.mark_handled_and_claim(in_flight, awaiting) is False
+
+    assert ping_model.objects.filter(handled_at__isnull=False).count() == 0
+    assert ping_model.objects.filter(effect_started_at__isnull=True).count() == 1
