@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
@@ -78,3 +79,43 @@ def test_the_hourly_purge_runs_a_slice_per_tick_and_resumes_where_it_stopped(mon
     assert host.purge_budget == 0
     assert not ScheduledPing.objects.filter(pk__in=[row.pk for row in old]).exists()
     assert not host.purge_if_due(next_hour + timedelta(minutes=1))
+
+
+class LoopStopped(Exception):
+    pass
+
+
+class LoopClock:
+    """The sweep command's clock: each tick takes the next of `ticks` seconds; the loop stops
+    after as many sleeps."""
+
+    def __init__(self, ticks: list[float]) -> None:
+        self.now, self.ticks, self.sleeps = 0.0, list(ticks), []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def tick(self, *args, **kwargs) -> bool:
+        self.now += self.ticks.pop(0)
+        return True
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        if not self.ticks:
+            raise LoopStopped
+
+
+def test_the_loop_sleeps_what_is_left_of_the_interval_and_not_after_a_long_tick(
+    monkeypatch, settings
+):
+    from scheduling.management.commands import sweep as command
+
+    settings.SCHEDULING_SWEEP_INTERVAL = 1.0
+    clock = LoopClock([10.0, 0.25])  # a tick that spent its time budget, then a short one
+    monkeypatch.setattr(command, "time", clock)
+    monkeypatch.setattr(Daemon, "tick", clock.tick)
+
+    with pytest.raises(LoopStopped):
+        call_command("sweep", "--loop", "testapp.ScheduledPing")
+
+    assert clock.sleeps == [0.0, 0.75]
