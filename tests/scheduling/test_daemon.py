@@ -90,7 +90,8 @@ class LoopClock:
     after as many sleeps."""
 
     def __init__(self, ticks: list[float]) -> None:
-        self.now, self.ticks, self.sleeps = 0.0, list(ticks), []
+        self.now, self.ticks = 0.0, list(ticks)
+        self.sleeps: list[float] = []
 
     def monotonic(self) -> float:
         return self.now
