@@ -53,7 +53,7 @@ from scheduling.handling import (
 from scheduling.handling_sql import statements_for
 from scheduling.models import ScheduledEvent
 from scheduling.partitions import partitioning_of, retrying_moved_rows
-from scheduling.querysets import awaiting_handling_q
+from scheduling.querysets import awaiting_handling_row_q
 
 E = TypeVar("E", bound=ScheduledEvent)
 T = TypeVar("T")
@@ -127,7 +127,7 @@ class Batch(Generic[E]):
         same_version = Q()
         for version, of_version in versions.items():
             same_version |= Q(pk__in=of_version, version=version)
-        return self.model.objects.filter(same_version).filter(awaiting_handling_q())
+        return self.model.objects.filter(same_version).filter(awaiting_handling_row_q())
 
 
 class AtMostOnceEffects(Generic[E, T]):

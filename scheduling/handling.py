@@ -43,7 +43,7 @@ from scheduling.history import record
 from scheduling.history.models import Kind
 from scheduling.models import ScheduledEvent, Status
 from scheduling.partitions import partitioning_of, retrying_moved_rows
-from scheduling.querysets import awaiting_handling_q, in_flight_q
+from scheduling.querysets import awaiting_handling_row_q, in_flight_row_q
 from scheduling.registry import get_scheduled_model
 from scheduling.signals import send_after_commit
 
@@ -80,13 +80,13 @@ class Handling:
     def unclaimed(self) -> QuerySet[ScheduledEvent]:
         """The row as this delivery found it: this version, delivered, effect not begun."""
         return self.model.objects.filter(pk=self.row.pk, version=self.row.version).filter(
-            awaiting_handling_q()
+            awaiting_handling_row_q()
         )
 
     def claimed(self) -> QuerySet[ScheduledEvent]:
         """The row once this handling claimed it: in flight."""
         return self.model.objects.filter(pk=self.row.pk, version=self.row.version).filter(
-            in_flight_q()
+            in_flight_row_q()
         )
 
 
@@ -343,7 +343,7 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
         # A savepoint: a failed write leaves the caller usable.
         with transaction.atomic(using=database_of(model)):
             this_delivery = model.objects.filter(pk=row.pk, version=row.version)
-            updated = this_delivery.filter(awaiting_handling_q()).update(**changes)
+            updated = this_delivery.filter(awaiting_handling_row_q()).update(**changes)
             if updated:
                 entries = record.handling_failed(
                     row, exc, out_of_tries=out_of_tries, retry_at=retry_at

@@ -20,8 +20,14 @@ from scheduling.models import ScheduledEvent
 from scheduling.states import Status
 
 DELIVERED = Status.DELIVERED.value
-AWAITING = f"status = '{DELIVERED}' AND handled_at IS NULL AND effect_started_at IS NULL"
-IN_FLIGHT = f"status = '{DELIVERED}' AND handled_at IS NULL AND effect_started_at IS NOT NULL"
+# The status written as a range of one value: the same rows, but no partial index's predicate
+# (awaiting_handling: delivered and not handled) is implied, so the planner takes the primary
+# key. With statistics from before a burst (no row delivered yet) it took that index instead
+# and read every entry of it for one row: at 60,000 rows awaiting handling, handling went
+# from 450 to 100 emails a second.
+ONE_ROW_DELIVERED = f"status BETWEEN '{DELIVERED}' AND '{DELIVERED}'"
+AWAITING = f"{ONE_ROW_DELIVERED} AND handled_at IS NULL AND effect_started_at IS NULL"
+IN_FLIGHT = f"{ONE_ROW_DELIVERED} AND handled_at IS NULL AND effect_started_at IS NOT NULL"
 
 
 class HandlingStatements:

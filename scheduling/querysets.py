@@ -214,6 +214,28 @@ def awaiting_handling_q() -> Q:
     return Q(status=Status.DELIVERED, handled_at__isnull=True, effect_started_at__isnull=True)
 
 
+def awaiting_handling_row_q() -> Q:
+    """awaiting_handling_q for statements on rows named by primary key: the status as a range
+    of one value, so the planner takes the primary key, not the awaiting_handling index
+    (scheduling.handling_sql says why)."""
+    delivered = Status.DELIVERED.value
+    return Q(
+        status__range=(delivered, delivered),
+        handled_at__isnull=True,
+        effect_started_at__isnull=True,
+    )
+
+
+def in_flight_row_q() -> Q:
+    """in_flight_q for statements on rows named by primary key, as awaiting_handling_row_q."""
+    delivered = Status.DELIVERED.value
+    return Q(
+        status__range=(delivered, delivered),
+        handled_at__isnull=True,
+        effect_started_at__isnull=False,
+    )
+
+
 def in_flight_q() -> Q:
     return Q(status=Status.DELIVERED, handled_at__isnull=True, effect_started_at__isnull=False)
 
