@@ -58,6 +58,7 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
     plan = BatchPlan()
     published_at = iso_utc(timezone.now())
     model = type(rows[0])
+    in_batches = model.handler_batch_size > 0  # read once: this loop is the sweep's per-row path
     batched: list[tuple[ScheduledEvent, dict[str, Any]]] = []
     for row in rows:
         deadline = row.expires_at()
@@ -65,7 +66,7 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
             plan.expired.append(row)
             continue
         try:
-            if model.handler_batch_size:
+            if in_batches:
                 batched.append((row, row.to_event(published_at)))
             else:
                 plan.publish.append((row, publisher.prepare(row.to_message(published_at))))
