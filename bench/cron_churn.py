@@ -26,15 +26,15 @@ from bench.common import vacuum
 from bench.cron_layout import CHURN_DAYS_AHEAD, is_partitioned, partitions
 from bench.cron_load import columns, occurrence_columns, progress
 from bench.cron_report import note, phase
-from scheduling.conf import scheduling_settings
-from scheduling.purge import PurgeResult, cutoffs, purge_model
 from scheduling.recurring.models import ScheduledOccurrence
+from scheduling.rows.conf import scheduling_settings
+from scheduling.rows.purge import PurgeResult, cutoffs, purge_model
 
 BATCH = 50_000  # occurrences a statement
 TABLES = ("recurring_schedule", "scheduled_occurrence")
 RELATIONS = "SELECT relid FROM pg_partition_tree(%s) UNION SELECT %s::regclass"
 # Past the loaded rows and past the converted table's old partition, which takes the next
-# `premake` (14) days' rows too (scheduling/partitions/convert.py): day partitions of their own.
+# `premake` (14) days' rows too (scheduling/rows/partitions/convert.py): day partitions of their own.
 DAYS_AHEAD = CHURN_DAYS_AHEAD
 PENDING_INDEX = "%%(due_at, id) WHERE%%pending%%"  # the claim's index, by its definition
 

@@ -1,5 +1,5 @@
 """cron_scale's table layouts: the plain `scheduled_occurrence`, or the same converted to
-partitions by day with `scheduling.partitions` (its conversion and maintenance timed).
+partitions by day with `scheduling.rows.partitions` (its conversion and maintenance timed).
 
 Each layout has a database of its own (the partitioned one's name ends in `_partitioned`), so
 a loaded table of either is kept for the next run (BENCH_CRON_REUSE=1) and the plain one is
@@ -37,10 +37,10 @@ def is_partitioned() -> bool:
 
 def partitions() -> ModuleType:
     try:
-        return importlib.import_module("scheduling.partitions")
+        return importlib.import_module("scheduling.rows.partitions")
     except ImportError as exc:
         raise SystemExit(
-            f"BENCH_CRON_LAYOUT=partitioned needs scheduling.partitions ({exc});"
+            f"BENCH_CRON_LAYOUT=partitioned needs scheduling.rows.partitions ({exc});"
             " use BENCH_CRON_LAYOUT=plain"
         ) from None
 

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import override_settings
 
 from bench.common import broker, make_notification_rows, record, sql, vacuum
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from trainings.models import ScheduledTrainingNotification
 
 MODEL = ScheduledTrainingNotification

@@ -23,11 +23,12 @@ from django.db import connections, transaction
 from bench.common import broker, record, sql, timed, vacuum
 from bench.cpu import CpuUse
 from purchases.models import ScheduledPurchase
-from scheduling.clock import database_now
-from scheduling.models import Status, iso_utc
-from scheduling.outgoing import OutgoingTask
-from scheduling.queries import mark_delivered
-from scheduling.sweep import claim_due, sweep
+from scheduling.delivery.sweep.run import claim_due, sweep
+from scheduling.delivery.sweep.sql import mark_delivered
+from scheduling.rows.clock import database_now
+from scheduling.rows.outgoing import OutgoingTask
+from scheduling.rows.states import Status
+from scheduling.time.times import iso_utc
 
 BATCH = 1000
 SAMPLE = 200

@@ -38,8 +38,9 @@ from bench.noop.models import ScheduledNoop, ScheduledNoopBatch
 from bench.release import ROOT as PROJECT_ROOT
 from bench.release import Plan, ProviderStats, free_port, start_provider, stop
 from purchases.models import ScheduledPurchase
-from scheduling.models import ScheduledEvent, Status
-from scheduling.registry import scheduled_models
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.registry import scheduled_models
+from scheduling.rows.states import Status
 from trainings.models import ScheduledTrainingNotification
 
 PLAIN_QUEUE = "bench_plain"

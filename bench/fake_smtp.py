@@ -34,7 +34,9 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 
 # The pre-order email's download link: one per scheduled row, so a second one is a duplicate.
 LINK = re.compile(rb"/downloads/([^/\s]+)/")
-BURST_SECONDS = 0.1  # what the sweep's rate limit may send at once (scheduling/ratelimit.py)
+BURST_SECONDS = (
+    0.1  # what the sweep's rate limit may send at once (scheduling/delivery/ratelimit.py)
+)
 STATS_EVERY = 0.5
 
 

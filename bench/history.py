@@ -18,8 +18,8 @@ from django.core.cache import cache
 
 from bench.common import broker, make_notification_rows, record, sql
 from bench.lateness import start
-from scheduling.history.models import EventHistory
-from scheduling.registry import scheduled_models
+from scheduling.rows.history.models import EventHistory
+from scheduling.rows.registry import scheduled_models
 from trainings.models import ScheduledTrainingNotification as Reminder
 from trainings.push.backends import Push, RecordingPushBackend
 

@@ -21,8 +21,8 @@ from django.utils import timezone
 from bench.common import record
 from purchases.models import Account, Artist, Customer, Release, ScheduledPurchase
 from purchases.services import purchase_create
-from scheduling.calendars.models import Calendar
-from scheduling.history.models import EventHistory, Kind
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.time.calendars.models import Calendar
 
 LEVELS = 5
 

@@ -25,7 +25,7 @@ from django.db.models import F
 from bench.common import LATENESS_SAMPLES, broker, record
 from bench.drain import make_rows
 from purchases.models import ScheduledPurchase
-from scheduling.models import Status
+from scheduling.rows.states import Status
 
 LEAD_SECONDS = 8  # rows start falling due after beat and worker are up
 

@@ -4,7 +4,7 @@ The table is scheduled_training_notification, built as `scale` builds it (`rows`
 due in a day); the other scheduled tables are emptied so the figure is this table's. Twenty
 scrapes (through Django's test client, with the bearer token) per state, p50 and p99:
 1. the schema as shipped, nothing due;
-2. with the partial index on failed rows proposed for scheduling/models.py (created here);
+2. with the partial index on failed rows proposed for scheduling/rows/models.py (created here);
 3. with that index and 10,000 rows due (the due count and the oldest due row are read).
 """
 
@@ -15,7 +15,7 @@ from django.db import connection
 from django.test import Client, override_settings
 
 from bench.common import make_notification_rows, record, sql, vacuum
-from scheduling.registry import scheduled_models
+from scheduling.rows.registry import scheduled_models
 
 TABLE = "scheduled_training_notification"
 FAILED_INDEX = "bench_notification_failed"

@@ -23,8 +23,8 @@ from bench.common import broker, record, sql, vacuum
 from bench.drain import make_rows
 from bench.lateness import LEAD_SECONDS, percentile, start
 from purchases.models import ScheduledPurchase
-from scheduling.models import Status
-from scheduling.purge import PurgeResult, count_purgeable, purge_model
+from scheduling.rows.purge import PurgeResult, count_purgeable, purge_model
+from scheduling.rows.states import Status
 
 P99_TOLERANCE = 1.2  # the goal: the sweep's p99 lateness within 20% of the run without a purge
 MIN_WINDOW = 10  # seconds of purge needed to compare lateness percentiles

@@ -54,7 +54,7 @@ def make_schedules(count: int, *, task: bool) -> datetime:
     """`count` every-minute schedules, each with its occurrence due at the start of the
     current minute (SQL, fast); returns that minute."""
     from bench.common import sql, vacuum
-    from scheduling.clock import database_now
+    from scheduling.rows.clock import database_now
 
     minute = database_now().replace(second=0, microsecond=0)
 
@@ -78,9 +78,9 @@ def make_schedules(count: int, *, task: bool) -> datetime:
 
 def run(count: int, *, task: bool) -> None:
     from bench.common import broker, timed
+    from scheduling.delivery.publishing.targets import task_queue
+    from scheduling.delivery.sweep.run import sweep
     from scheduling.recurring.models import ScheduledOccurrence
-    from scheduling.sweep import sweep
-    from scheduling.targets import task_queue
 
     queue = task_queue(TASK) if task else QUEUE
     minute = make_schedules(count, task=task)

@@ -42,7 +42,7 @@ from bench.release_report import (
     row_counts,
 )
 from purchases.models import ScheduledPurchase
-from scheduling.registry import scheduled_models
+from scheduling.rows.registry import scheduled_models
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "purchases.ScheduledPurchase"

@@ -14,7 +14,7 @@ from bench.common import record
 from bench.fake_smtp import Counts
 from bench.lateness import percentile
 from purchases.models import ScheduledPurchase
-from scheduling.models import Status
+from scheduling.rows.states import Status
 
 if TYPE_CHECKING:
     from bench.release import Plan

@@ -35,8 +35,8 @@ from django.db import connection, transaction
 
 from bench.anchors import record_against
 from bench.common import broker, record, sql, vacuum
-from scheduling.models import ScheduledEventQuerySet
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.querysets import ScheduledEventQuerySet
 from trainings.models import ScheduledTrainingNotification, Team
 
 MODEL = ScheduledTrainingNotification

@@ -8,9 +8,9 @@ import statistics
 import time
 
 from bench.common import broker, make_notification_rows, record, sql, vacuum
-from scheduling.conf import scheduling_settings
-from scheduling.publishing import shared_publisher
-from scheduling.sweep import sweep, sweep_batch
+from scheduling.delivery.publishing import shared_publisher
+from scheduling.delivery.sweep.run import sweep, sweep_batch
+from scheduling.rows.conf import scheduling_settings
 from trainings.models import ScheduledTrainingNotification
 
 MODEL = ScheduledTrainingNotification

@@ -1,4 +1,4 @@
-"""Celery's three lines for Django; the scheduling framework wires itself (scheduling.celery)."""
+"""Celery's three lines for Django; the scheduling framework wires itself (scheduling.delivery.celery)."""
 
 import os
 

@@ -46,7 +46,7 @@ def database_config(name: str, url: str, **options: Any) -> dict[str, Any]:
 
 
 def replica_config(name: str, url: str, connect_timeout: int) -> dict[str, Any]:
-    """A read replica's DATABASES entry (scheduling.replicas). Unless the URL says otherwise,
+    """A read replica's DATABASES entry (scheduling.rows.replicas). Unless the URL says otherwise,
     a connection prefers a standby of those listed and takes the primary when none answers."""
     config = database_config(name, url, conn_max_age=60, conn_health_checks=True)
     options = config.setdefault("OPTIONS", {})

@@ -96,7 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
-    "scheduling.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
+    "scheduling.ops.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -153,8 +153,11 @@ if env_str("DATABASE_REPLICA_URL", ""):
     )
     SCHEDULING_READ_REPLICAS = {"default": ["replica"]}
     # First: it sees every read before a router that puts a domain on another database.
-    DATABASE_ROUTERS = ["scheduling.replicas.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
-    MIDDLEWARE = [*MIDDLEWARE, "scheduling.replicas.ReplicaReadsMiddleware"]
+    DATABASE_ROUTERS = [
+        "scheduling.rows.replicas.ReplicaRouter",
+        *globals().get("DATABASE_ROUTERS", []),
+    ]
+    MIDDLEWARE = [*MIDDLEWARE, "scheduling.rows.replicas.ReplicaReadsMiddleware"]
 pool_from_env(DATABASES)  # DATABASE_POOL_MAX_SIZE: a ceiling of connections, per database
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
@@ -346,12 +349,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissions"],
     "DEFAULT_PARSER_CLASSES": [
-        "scheduling.api.parsers.JSONParser",
+        "scheduling.ops.api.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "scheduling.api.pagination.BoundedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "scheduling.ops.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "NUM_PROXIES": NUM_PROXIES,
@@ -373,7 +376,7 @@ SPECTACULAR_SETTINGS = {
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
     # The trainings' kind is in both its own resource and the generic one: one enum too.
     "ENUM_NAME_OVERRIDES": {
-        "ScheduledEventStatusEnum": "scheduling.models.Status",
+        "ScheduledEventStatusEnum": "scheduling.rows.models.Status",
         "NotificationKindEnum": "trainings.kinds.NotificationKind",
     },
     # Swagger UI and ReDoc from drf_spectacular_sidecar's static files, never from a CDN.

@@ -5,9 +5,9 @@ from django.core.mail import get_connection
 
 from purchases.models import ScheduledPurchase
 from purchases.services import fulfillment_prefetch, fulfillment_send
-from scheduling.batches import handle_batch
-from scheduling.handling import effect_begins, handle_once
-from scheduling.tasks import EventHandlerTask
+from scheduling.delivery.handling.batches import handle_batch
+from scheduling.delivery.handling.once import effect_begins, handle_once
+from scheduling.delivery.tasks import EventHandlerTask
 
 
 class MailConnection:
@@ -39,7 +39,7 @@ class MailConnection:
 # A customer must never receive the same email twice: ScheduledPurchase is at-most-once. Emails
 # come in batches (ScheduledPurchase.handler_batch_size) over one SMTP connection; each email
 # is still its own effect: its claim commits before it is sent and its handled_at with it
-# (scheduling.batches). A refused or timed-out connection (nothing sent) is retried after a
+# (scheduling.delivery.handling.batches). A refused or timed-out connection (nothing sent) is retried after a
 # backoff by itself; a send that fails or is cut short leaves that row failed, with a note,
 # for a person to check and retry.
 @shared_task(base=EventHandlerTask, name="purchases.send_fulfillment_emails")

@@ -8,8 +8,9 @@ class SchedulingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from scheduling import celery, checks, metrics, replicas  # noqa: F401  (checks register)
-        from scheduling.conf import SchedulingSettings, scheduling_settings
+        # checks register themselves; tasks are where Celery's autodiscovery no longer looks.
+        from scheduling.delivery import celery, checks, metrics, tasks  # noqa: F401
+        from scheduling.rows.conf import SchedulingSettings, scheduling_settings
 
         try:
             conf = scheduling_settings()
@@ -19,6 +20,6 @@ class SchedulingConfig(AppConfig):
         if conf.quiet_idle_sweeps:
             metrics.quiet_idle_sweeps()
         if apps.is_installed("django.contrib.admin"):
-            from scheduling.admin.sites import install_on_default_site
+            from scheduling.ops.admin.sites import install_on_default_site
 
             install_on_default_site(conf)

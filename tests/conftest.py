@@ -112,7 +112,7 @@ def clean_redis(request: pytest.FixtureRequest) -> None:
         return
     if not redis_pair_claimed():
         pytest.fail(f"Redis did not answer at {settings.REDIS_URL} when the session started")
-    from scheduling.metrics import flush_counts
+    from scheduling.delivery.metrics import flush_counts
 
     flush_counts()  # the last test's buffered counts go before the flush, not into this test
     for url in (settings.REDIS_URL, settings.CELERY_BROKER_URL):

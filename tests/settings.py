@@ -124,7 +124,7 @@ if not os.environ.get("TEST_ONE_DATABASE"):
     # is given DATABASE_REPLICA_URL (tests/faults/test_read_replicas.py).
     DATABASE_ROUTERS = [
         *globals().get("DATABASE_ROUTERS", []),
-        "scheduling.routers.AppDatabaseRouter",
+        "scheduling.rows.routers.AppDatabaseRouter",
     ]
     SCHEDULING_DATABASES = {"remoteapp": "second"}
 
@@ -150,5 +150,8 @@ DATABASES.setdefault("replica", {**DATABASES["default"], "TEST": {"MIRROR": "def
 # Django's task framework on the SchedulingBackend (docs/django-tasks.md), with a second queue
 # besides the default one for tests/jobs/test_django_tasks.py.
 TASKS = {
-    "default": {"BACKEND": "scheduling.backends.SchedulingBackend", "QUEUES": ["default", "emails"]}
+    "default": {
+        "BACKEND": "scheduling.jobs.backends.SchedulingBackend",
+        "QUEUES": ["default", "emails"],
+    }
 }

@@ -2,7 +2,7 @@
 read in a few queries, and every push of the batch given to the backend at once (over one
 connection for the HTTP backend), with each reminder's result apart.
 
-Runs inside `handle_batch` (scheduling.batches), with the reminders' rows locked.
+Runs inside `handle_batch` (scheduling.delivery.handling.batches), with the reminders' rows locked.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@ from typing import Any
 
 from celery import shared_task
 
-from scheduling.batches import handle_batch
-from scheduling.handling import handle_once
-from scheduling.tasks import EventHandlerTask
+from scheduling.delivery.handling.batches import handle_batch
+from scheduling.delivery.handling.once import handle_once
+from scheduling.delivery.tasks import EventHandlerTask
 from trainings.models import ScheduledTrainingNotification
 from trainings.push import PushRetryLater
 from trainings.reminders import reminders_send

@@ -1,7 +1,7 @@
 """Scheduled rows about nothing: their handlers do no work, so a run measures the framework's
 own cost per event (the message, the lock, the handled_at write, the metrics)."""
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 
 
 class ScheduledNoop(ScheduledEvent):

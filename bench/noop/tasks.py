@@ -5,9 +5,9 @@ from typing import Any
 from celery import shared_task
 
 from bench.noop.models import ScheduledNoop, ScheduledNoopBatch
-from scheduling.batches import handle_batch
-from scheduling.handling import handle_once
-from scheduling.tasks import EventHandlerTask
+from scheduling.delivery.handling.batches import handle_batch
+from scheduling.delivery.handling.once import handle_once
+from scheduling.delivery.tasks import EventHandlerTask
 
 
 @shared_task(name="bench.noop_plain", ignore_result=True)

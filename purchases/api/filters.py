@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from rest_framework.exceptions import PermissionDenied
 
 from purchases.models import ScheduledPurchase
-from scheduling.api.filters import ScheduledEventFilterSet
+from scheduling.ops.api.filters import ScheduledEventFilterSet
 
 
 class ScheduledPurchaseFilterSet(ScheduledEventFilterSet):

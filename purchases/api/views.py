@@ -26,8 +26,12 @@ from purchases.api.serializers import (
 )
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase
 from purchases.services import DOWNLOAD_SALT, purchase_refund
-from scheduling.api.defaults import RequestActor
-from scheduling.api.views import ModelChangePermission, ModelViewPermission, ScheduledEventViewSet
+from scheduling.ops.api.defaults import RequestActor
+from scheduling.ops.api.views import (
+    ModelChangePermission,
+    ModelViewPermission,
+    ScheduledEventViewSet,
+)
 
 
 class ProtectedDestroyMixin:

@@ -13,9 +13,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from scheduling.admin import AuditedAdmin
-from scheduling.admin.base import ScheduledEventAdmin, ScheduledEventInline, rows_changed
-from scheduling.djangotasks import RUN_TASK
+from scheduling.delivery.publishing.targets import CallbackType
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import (
     JobError,
@@ -25,8 +23,10 @@ from scheduling.jobs.services import (
     job_cancel_many,
     job_patch,
 )
-from scheduling.models import Status
-from scheduling.targets import CallbackType
+from scheduling.ops.admin import AuditedAdmin
+from scheduling.ops.admin.base import ScheduledEventAdmin, ScheduledEventInline, rows_changed
+from scheduling.rows.djangotasks import RUN_TASK
+from scheduling.rows.states import Status
 
 
 class JobForm(forms.ModelForm):
@@ -48,7 +48,7 @@ class JobForm(forms.ModelForm):
 
 
 class TaskNameFilter(admin.SimpleListFilter):
-    """Jobs that are django.tasks tasks (scheduling.backends), by the task's dotted path."""
+    """Jobs that are django.tasks tasks (scheduling.jobs.backends), by the task's dotted path."""
 
     title = "django.tasks task"
     parameter_name = "task"

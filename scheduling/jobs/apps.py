@@ -10,9 +10,9 @@ class JobsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from scheduling.extensions import extensions
         from scheduling.jobs.models import Job, ScheduledJobRun
         from scheduling.jobs.purge import job_left_alone
+        from scheduling.rows.extensions import extensions
 
         extensions.also_purge(Job, job_left_alone)
         extensions.add_route("jobs", "scheduling.jobs.api.JobViewSet", basename="job")

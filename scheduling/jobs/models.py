@@ -12,10 +12,11 @@ from typing import Any
 
 from django.db import models
 
+from scheduling.delivery.publishing.targets import CallbackType
 from scheduling.jobs.indexes import JsonContainmentIndex
-from scheduling.models import ScheduledEvent, iso_utc
-from scheduling.outgoing import OutgoingJson, OutgoingMessage
-from scheduling.targets import CallbackType
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage
+from scheduling.time.times import iso_utc
 
 
 class Job(models.Model):
@@ -98,7 +99,7 @@ class ScheduledJobRun(ScheduledEvent):
 
 
 class TaskOutcome(models.Model):
-    """What a django.tasks task stored as this job (scheduling.backends) left behind: when its
+    """What a django.tasks task stored as this job (scheduling.jobs.backends) left behind: when its
     tries began, which workers ran them, their errors and its return value. The run holds the
     rest (status, times, attempts); get_result() reads both."""
 

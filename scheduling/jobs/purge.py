@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db.models import Model
 
-from scheduling.databases import connection_of
+from scheduling.rows.databases import connection_of
 
 
 def job_left_alone(model: type[Model]) -> str:

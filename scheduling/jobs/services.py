@@ -15,12 +15,14 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from scheduling.conf import scheduling_settings
-from scheduling.databases import atomic_on, connection_of
+from scheduling.delivery.publishing.targets import TargetError, check_callback
 from scheduling.jobs.models import Job, ScheduledJobRun
-from scheduling.jsonvalues import JsonValueError, check_json_value
-from scheduling.models import ScheduledEventQuerySet, Status, iso_utc, require_aware
-from scheduling.targets import TargetError, check_callback
+from scheduling.rows.conf import scheduling_settings
+from scheduling.rows.databases import atomic_on, connection_of
+from scheduling.rows.jsonvalues import JsonValueError, check_json_value
+from scheduling.rows.querysets import ScheduledEventQuerySet
+from scheduling.rows.states import Status
+from scheduling.time.times import iso_utc, require_aware
 
 JobError = TargetError  # the API and the admin catch one error type for every field
 
@@ -98,7 +100,7 @@ def check_callback_and_payload(
 
 def check_json(value: object, path: str, max_bytes: int | None = None) -> bytes:
     """The bytes the broker will send; a JobError for what it or PostgreSQL's jsonb refuses.
-    The same rule as a recurring schedule's payload template (scheduling.jsonvalues)."""
+    The same rule as a recurring schedule's payload template (scheduling.rows.jsonvalues)."""
     try:
         return check_json_value(value, path=path, max_bytes=max_bytes)
     except JsonValueError as exc:

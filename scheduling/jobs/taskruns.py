@@ -12,13 +12,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from scheduling import djangotasks
-from scheduling.backends.results import task_result
-from scheduling.conf import scheduling_settings
-from scheduling.databases import database_of
-from scheduling.handling import handle_once
+from scheduling.delivery.handling.once import handle_once
+from scheduling.jobs.backends.results import task_result
 from scheduling.jobs.models import ScheduledJobRun, TaskOutcome
-from scheduling.jsonvalues import check_json_value
+from scheduling.rows import djangotasks
+from scheduling.rows.conf import scheduling_settings
+from scheduling.rows.databases import database_of
+from scheduling.rows.jsonvalues import check_json_value
 
 MAX_ERRORS = 20  # the newest errors a result keeps
 MAX_TRACEBACK = 4000  # characters of each error's traceback, its end kept

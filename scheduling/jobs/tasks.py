@@ -3,9 +3,9 @@ from typing import Any
 
 from celery import Task, shared_task
 
-from scheduling.djangotasks import RUN_TASK
+from scheduling.delivery.tasks import EventHandlerTask
 from scheduling.jobs.taskruns import run_enqueued
-from scheduling.tasks import EventHandlerTask
+from scheduling.rows.djangotasks import RUN_TASK
 
 
 @shared_task(bind=True, base=EventHandlerTask, name=RUN_TASK, ignore_result=True)

@@ -1,6 +1,6 @@
 # Recurring schedules and keyed jobs became the optional apps scheduling.recurring and
 # scheduling.jobs. Their tables stay where they are: this app forgets the models, and the new
-# apps' first migrations adopt the existing tables (scheduling.migration_operations.AdoptOrCreateModel).
+# apps' first migrations adopt the existing tables (scheduling.rows.migration_operations.AdoptOrCreateModel).
 
 from django.db import migrations
 

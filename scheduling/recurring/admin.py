@@ -21,12 +21,9 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone as django_timezone
 from django.utils.html import escape, format_html, format_html_join
 
-from scheduling.admin import AuditedAdmin
-from scheduling.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
-from scheduling.calendars.forms import NamesField
-from scheduling.calendars.rules import CalendarError
-from scheduling.databases import database_of
-from scheduling.models import Status
+from scheduling.ops.admin import AuditedAdmin
+from scheduling.ops.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, rows_changed
+from scheduling.ops.admin.calendar_fields import NamesField
 from scheduling.recurring.calendars import CalendarPolicy, PlannedFire, schedule_plan
 from scheduling.recurring.cron import CronError, time_zone
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
@@ -43,6 +40,9 @@ from scheduling.recurring.services import (
     schedule_trigger,
 )
 from scheduling.recurring.templates import TemplateError, render, validate_template
+from scheduling.rows.databases import database_of
+from scheduling.rows.states import Status
+from scheduling.time.calendars.rules import CalendarError
 
 PREVIEW_COUNT = 10
 # Their errors end the preview.

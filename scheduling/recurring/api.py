@@ -15,17 +15,16 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from scheduling.api.defaults import FrameworkViewDefaults
-from scheduling.api.params import whole_number
-from scheduling.api.serializers import (
+from scheduling.ops.api.defaults import FrameworkViewDefaults
+from scheduling.ops.api.params import whole_number
+from scheduling.ops.api.serializers import (
     BoundedJSONField,
     IsoDurationField,
     ScheduledEventSerializer,
     StrictDateTimeField,
 )
-from scheduling.api.throttles import ScheduleWriteThrottle
-from scheduling.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
-from scheduling.models import Status, iso_utc
+from scheduling.ops.api.throttles import ScheduleWriteThrottle
+from scheduling.ops.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
 from scheduling.recurring.calendars import PlannedFire, schedule_plan
 from scheduling.recurring.cron import time_zone
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
@@ -37,6 +36,8 @@ from scheduling.recurring.policy_api import (
 )
 from scheduling.recurring.services import schedule_trigger
 from scheduling.recurring.validation import schedule_errors
+from scheduling.rows.states import Status
+from scheduling.time.times import iso_utc
 
 PREVIEW_MAX = 1000
 

@@ -10,9 +10,9 @@ class RecurringConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from scheduling.extensions import extensions
         from scheduling.recurring.models import ScheduledOccurrence
         from scheduling.recurring.purge import latest_fire
+        from scheduling.rows.extensions import extensions
 
         extensions.keep(ScheduledOccurrence, latest_fire)
         extensions.add_route(
@@ -28,9 +28,9 @@ def connect_calendars() -> None:
     one recomputes their pending fire times."""
     from django.db.models.signals import post_save
 
-    from scheduling.calendars.models import Calendar
-    from scheduling.calendars.references import calendar_users
     from scheduling.recurring.calendars import replan_on_save, schedules_using
+    from scheduling.time.calendars.models import Calendar
+    from scheduling.time.calendars.references import calendar_users
 
     calendar_users.add(
         schedules_using, permission="scheduling_recurring.view_recurringschedule", noun="schedule"

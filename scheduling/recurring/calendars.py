@@ -1,4 +1,4 @@
-"""A schedule's calendars (`scheduling.calendars`): a fire time inside a span they exclude is
+"""A schedule's calendars (`scheduling.time.calendars`): a fire time inside a span they exclude is
 skipped, or moved to the span's end (`calendar_policy`). Moved fires of one span become one
 fire at its end, which also stands for a cron fire falling exactly there; the timeline then
 goes on from that fire, like any other.
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from scheduling.calendars.rules import MICROSECOND, CalendarError, Excluding
-from scheduling.calendars.store import dependents, rules_for, unknown
-from scheduling.databases import database_of
 from scheduling.recurring.policies import fires_left
+from scheduling.rows.databases import database_of
+from scheduling.time.calendars.rules import MICROSECOND, CalendarError, Excluding
+from scheduling.time.calendars.store import dependents, rules_for, unknown
 
 if TYPE_CHECKING:
     from scheduling.recurring.models import RecurringSchedule

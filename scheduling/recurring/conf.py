@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from scheduling.conf import scheduling_settings
+from scheduling.rows.conf import scheduling_settings
 
 DEFAULT_CATCHUP_WINDOW = timedelta(days=1)
 MAX_CATCHUP_WINDOW = timedelta(days=366)

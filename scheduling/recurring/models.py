@@ -24,9 +24,7 @@ from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone as django_timezone
 
-from scheduling.databases import database_of
-from scheduling.models import ScheduledEvent, Status, iso_utc
-from scheduling.outgoing import OutgoingJson, OutgoingMessage
+from scheduling.delivery.publishing.targets import task_queue
 from scheduling.recurring import cron
 from scheduling.recurring.calendars import CalendarPolicy, calendar_fire
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
@@ -34,7 +32,11 @@ from scheduling.recurring.policies import DstGapPolicy, DstRepeatPolicy, Overlap
 from scheduling.recurring.policy_fields import SchedulePolicies
 from scheduling.recurring.templates import render
 from scheduling.recurring.validation import schedule_errors
-from scheduling.targets import task_queue
+from scheduling.rows.databases import database_of
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage
+from scheduling.rows.states import Status
+from scheduling.time.times import iso_utc
 
 MICROSECOND = timedelta(microseconds=1)
 

@@ -28,11 +28,12 @@ from typing import NamedTuple
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce, Now
 
-from scheduling.history import bulk
-from scheduling.history.models import Kind
-from scheduling.models import Status, iso_utc
 from scheduling.recurring.models import ScheduledOccurrence
 from scheduling.recurring.policies import OverlapPolicy
+from scheduling.rows.history import bulk
+from scheduling.rows.history.models import Kind
+from scheduling.rows.states import Status
+from scheduling.time.times import iso_utc
 
 # How often a held fire looks at its predecessor again: the sweep's default tick.
 RECHECK = timedelta(seconds=1)

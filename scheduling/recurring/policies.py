@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import models
 from django.utils import timezone as django_timezone
 
-from scheduling.actors import current_actor
+from scheduling.rows.actors import current_actor
 
 if TYPE_CHECKING:
     from scheduling.recurring.models import RecurringSchedule

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from django.utils import timezone as django_timezone
 from django.utils.html import format_html, format_html_join
 
-from scheduling.calendars.rules import CalendarError
 from scheduling.recurring.cron import CronError
 from scheduling.recurring.dst_outlook import dst_outlook, local
 from scheduling.recurring.models import RecurringSchedule
 from scheduling.recurring.policies import finished
+from scheduling.time.calendars.rules import CalendarError
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec

@@ -9,7 +9,6 @@ from typing import Any
 
 from rest_framework import serializers
 
-from scheduling.models import iso_utc
 from scheduling.recurring.dst_outlook import dst_outlook
 from scheduling.recurring.models import RecurringSchedule
 from scheduling.recurring.policies import (
@@ -20,6 +19,7 @@ from scheduling.recurring.policies import (
     accepted,
     finished,
 )
+from scheduling.time.times import iso_utc
 
 POLICY_FIELDS = (
     "overlap_policy",

@@ -18,7 +18,7 @@ from scheduling.recurring.policies import (
 
 
 class SchedulePolicies(models.Model):
-    # Calendars (scheduling.calendars) whose excluded spans hold back fire times.
+    # Calendars (scheduling.time.calendars) whose excluded spans hold back fire times.
     calendars = models.JSONField(
         default=list,
         blank=True,

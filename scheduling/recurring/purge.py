@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from scheduling.databases import connection_of
-from scheduling.models import ScheduledEvent, Status
+from scheduling.rows.databases import connection_of
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.states import Status
 
 
 def latest_fire(model: type[ScheduledEvent]) -> str:

@@ -21,10 +21,6 @@ from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
-from scheduling.databases import connection_of, database_of
-from scheduling.history import bulk
-from scheduling.history.models import Kind
-from scheduling.models import Status
 from scheduling.recurring.calendars import schedule_plan
 from scheduling.recurring.conf import recurring_settings
 from scheduling.recurring.models import (
@@ -36,6 +32,10 @@ from scheduling.recurring.models import (
 from scheduling.recurring.policies import finished
 from scheduling.recurring.sql import HOLD_SCHEDULES, INSERT_PENDING
 from scheduling.recurring.timeline import Successor, occurrence_successors, timeline_successors
+from scheduling.rows.databases import connection_of, database_of
+from scheduling.rows.history import bulk
+from scheduling.rows.history.models import Kind
+from scheduling.rows.states import Status
 
 
 def occurrences_chain(

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from scheduling.conf import scheduling_settings
-from scheduling.jsonvalues import JsonValueError, check_json_value
-from scheduling.outgoing import dumps
 from scheduling.recurring.cron import time_zone, to_utc
+from scheduling.rows.conf import scheduling_settings
+from scheduling.rows.jsonvalues import JsonValueError, check_json_value
+from scheduling.rows.outgoing import dumps
 
 VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}")
 OPEN = re.compile(r"(?<!\$)\$\{")
@@ -58,7 +58,7 @@ VARIABLES: dict[str, Callable[[datetime, str, str], str]] = {
 def validate_template(
     template: Any, *, max_bytes: int | None = None, schedule_name: str = ""
 ) -> None:
-    """Raise TemplateError for what a keyed job's payload could not hold (scheduling.jsonvalues:
+    """Raise TemplateError for what a keyed job's payload could not hold (scheduling.rows.jsonvalues:
     surrogates, integers beyond 64 bits, depth, size, rendered too; the size limit defaults to
     SCHEDULING_JOB_MAX_PAYLOAD_BYTES), an unknown variable or an unterminated `${`, naming where."""
     if max_bytes is None:

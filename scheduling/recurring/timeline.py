@@ -7,7 +7,6 @@ import logging
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from scheduling.models import iso_utc
 from scheduling.recurring import cron
 from scheduling.recurring.conf import RecurringSettings
 from scheduling.recurring.models import (
@@ -17,6 +16,7 @@ from scheduling.recurring.models import (
     ScheduledOccurrence,
 )
 from scheduling.recurring.policies import fires_left
+from scheduling.time.times import iso_utc
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.utils import timezone as django_timezone
 
-from scheduling.models import iso_utc, storable_utc
-from scheduling.parsing import iso_duration
+from scheduling.delivery.publishing.targets import TargetError, check_callback
 from scheduling.recurring import cron
 from scheduling.recurring.calendars import calendar_errors
 from scheduling.recurring.conf import (
@@ -23,7 +22,8 @@ from scheduling.recurring.conf import (
 )
 from scheduling.recurring.policies import policy_errors
 from scheduling.recurring.templates import TemplateError, validate_template
-from scheduling.targets import TargetError, check_callback
+from scheduling.time.parsing import iso_duration
+from scheduling.time.times import iso_utc, storable_utc
 
 if TYPE_CHECKING:
     from scheduling.recurring.models import RecurringSchedule

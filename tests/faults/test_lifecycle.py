@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from scheduling.models import Status
+from scheduling.rows.states import Status
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.faults.checker import check
 from tests.faults.conftest import (

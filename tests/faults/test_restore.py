@@ -3,7 +3,7 @@
 import pytest
 from celery import current_app
 
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import queued_task_ids
 from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.db.models import F, Max, Min
 
-from scheduling.locks import RedisSweepLock
+from scheduling.delivery.locks import RedisSweepLock
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.faults.checker import check
 from tests.faults.conftest import (

@@ -5,7 +5,7 @@ import time
 import pytest
 from django.db import connection
 
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.faults.checker import check
 from tests.faults.conftest import fallen_due, insert_pings, published_ids

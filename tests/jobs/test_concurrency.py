@@ -10,10 +10,10 @@ from django.db import connection, transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from scheduling.delivery.sweep.run import sweep
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
-from scheduling.models import iso_utc
-from scheduling.sweep import sweep
+from scheduling.time.times import iso_utc
 from tests.conftest import wait_for
 from tests.jobs.conftest import JOBS, put_job
 from tests.recurring.conftest import json_bodies

@@ -12,10 +12,10 @@ from celery import Celery
 from django.conf import settings
 from django.utils import timezone
 
+from scheduling.delivery.publishing.kombu_producer import KombuPublisher
+from scheduling.delivery.sweep.run import sweep
 from scheduling.jobs.models import Job, ScheduledJobRun
-from scheduling.models import iso_utc
-from scheduling.publishing.kombu_producer import KombuPublisher
-from scheduling.sweep import sweep
+from scheduling.time.times import iso_utc
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import queued_messages, wait_for
 from tests.jobs.conftest import JOBS, put_job

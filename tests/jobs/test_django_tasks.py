@@ -1,5 +1,5 @@
 """SchedulingBackend: django.tasks' enqueue() stored as a keyed job, run through handle_once by
-the sweep and a worker (here scheduling.testing.run_due: the real sweep and handler task, in
+the sweep and a worker (here scheduling.delivery.testing.run_due: the real sweep and handler task, in
 process), get_result() read from the rows; and a scheduled model's handler_task as a @task."""
 
 from datetime import timedelta
@@ -14,14 +14,14 @@ from django.db import transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from scheduling import djangotasks
-from scheduling.backends import SchedulingBackend
-from scheduling.celery import consume_scheduling_queues
-from scheduling.checks import check_handler_tasks
-from scheduling.djangotasks import RUN_TASK, backend_queues
+from scheduling.delivery.celery import consume_scheduling_queues
+from scheduling.delivery.checks import check_handler_tasks
+from scheduling.delivery.testing import run_due
+from scheduling.jobs.backends import SchedulingBackend
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import JobError
-from scheduling.testing import run_due
+from scheduling.rows import djangotasks
+from scheduling.rows.djangotasks import RUN_TASK, backend_queues
 from tests.factories import factory_for
 from tests.testapp import taskfuncs
 from tests.testapp.models import ScheduledPing

@@ -23,13 +23,13 @@ from celery import Celery, current_app
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
-from scheduling.conf import scheduling_settings
+from scheduling.delivery.publishing import make_publisher
+from scheduling.delivery.publishing.kombu_producer import KombuPublisher
+from scheduling.delivery.sweep.run import sweep
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
-from scheduling.models import iso_utc
-from scheduling.publishing import make_publisher
-from scheduling.publishing.kombu_producer import KombuPublisher
-from scheduling.sweep import sweep
+from scheduling.rows.conf import scheduling_settings
+from scheduling.time.times import iso_utc
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import client_for, start_worker, stop_process, wait_for
 from tests.jobs.conftest import JOBS, put_job, user_with

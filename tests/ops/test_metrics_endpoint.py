@@ -4,10 +4,10 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from scheduling import metrics
-from scheduling.handling import handle_once
-from scheduling.metrics import gauges, store
-from scheduling.sweep import sweep
+from scheduling.delivery import metrics
+from scheduling.delivery.handling.once import handle_once
+from scheduling.delivery.metrics import gauges, store
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import UNREACHABLE_REDIS_CACHE
 from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.ops.helpers import PING, TOKEN, scrape, value

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.ops.helpers import TOKEN, scrape
 from tests.testapp.models import ScheduledPing
 

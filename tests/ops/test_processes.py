@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from scheduling.tasks import sweep_task
+from scheduling.delivery.tasks import sweep_task
 from tests.conftest import ROOT, manage, start_worker, stop_process, wait_for
 from tests.factories import PingFactory, ScheduledPingFactory, make_due_pings
 from tests.ops.helpers import PING, TOKEN, scrape, value

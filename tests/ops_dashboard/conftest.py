@@ -3,7 +3,7 @@ from datetime import datetime, timedelta
 import time_machine
 from django.utils import timezone
 
-from scheduling import metrics
+from scheduling.delivery import metrics
 from tests.testapp.models import ScheduledPing
 
 

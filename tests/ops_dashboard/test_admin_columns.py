@@ -8,7 +8,7 @@ from django.utils import timezone
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create
 from scheduling.jobs.services import job_put
-from scheduling.models import Status
+from scheduling.rows.states import Status
 from tests.purchases.factories import CustomerFactory, ReleaseFactory, TrackFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,10 +9,10 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from scheduling import metrics
-from scheduling.admin import alarms
-from scheduling.metrics import MinuteBucket, gauges
-from scheduling.models import Status
+from scheduling.delivery import metrics
+from scheduling.delivery.metrics import MinuteBucket, gauges
+from scheduling.ops.admin import alarms
+from scheduling.rows.states import Status
 from tests.factories import PingFactory, ScheduledPingFactory, make_due_pings
 from tests.testapp.models import ScheduledOnce, ScheduledPing
 

@@ -10,9 +10,9 @@ from django.utils import timezone
 from playwright.sync_api import sync_playwright
 
 from purchases.services import purchase_create
-from scheduling import metrics
+from scheduling.delivery import metrics
 from scheduling.jobs.services import job_put
-from scheduling.models import Status
+from scheduling.rows.states import Status
 from tests.conftest import ROOT, admin_browser_page
 from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.ops_dashboard.conftest import record_an_hour

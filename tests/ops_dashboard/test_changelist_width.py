@@ -6,8 +6,8 @@ from django.utils import timezone
 from playwright.sync_api import sync_playwright
 
 from purchases.services import purchase_create
+from scheduling.delivery.testing import run_due
 from scheduling.jobs.models import ScheduledJobRun
-from scheduling.testing import run_due
 from tests.conftest import admin_browser_page
 from tests.factories import ScheduledPingFactory
 from tests.purchases.factories import CustomerFactory, ReleaseFactory

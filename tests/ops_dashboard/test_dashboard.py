@@ -7,11 +7,11 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.utils import timezone
 
-from scheduling.admin.dashboard import merged
-from scheduling.handling import handle_once
-from scheduling.metrics import MinuteBucket
-from scheduling.models import Status
-from scheduling.sweep import sweep
+from scheduling.delivery.handling.once import handle_once
+from scheduling.delivery.metrics import MinuteBucket
+from scheduling.delivery.sweep.run import sweep
+from scheduling.ops.admin.dashboard import merged
+from scheduling.rows.states import Status
 from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.testapp.models import ScheduledPing
 

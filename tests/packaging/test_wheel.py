@@ -2,7 +2,7 @@
 and nothing more: three settings, Celery's own lines, a model, a task; a stock
 `celery -A host worker -B` (no -Q) delivers and handles the event, the admin lists the model
 with no admin code of the host's, the REST API works with no REST_FRAMEWORK setting, and the
-host's own tests run its handler with scheduling.testing, with no Redis and no broker.
+host's own tests run its handler with scheduling.delivery.testing, with no Redis and no broker.
 
 The host project is `tests/packaging/host/` laid over what `django-admin startproject host` and
 `django-admin startapp shop` write; docs/adding-scheduling.md shows the same files.
@@ -37,7 +37,7 @@ TEMPLATE = Path(__file__).parent / "host"
 GUIDE = ROOT / "docs" / "adding-scheduling.md"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 TESTING_GUIDE = ROOT / "docs" / "testing.md"  # shows the host's own test, shop/tests.py
-# Where the host's own tests find Redis and the broker: nowhere (scheduling.testing needs neither).
+# Where the host's own tests find Redis and the broker: nowhere (scheduling.delivery.testing needs neither).
 NOWHERE = {"REDIS_URL": "redis://127.0.0.1:1/0", "CELERY_BROKER_URL": "redis://127.0.0.1:1/1"}
 
 

@@ -8,9 +8,9 @@ from rest_framework.test import APIClient
 
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create
-from scheduling.actors import current_actor
-from scheduling.api.views import ScheduledEventViewSet
-from scheduling.history.models import EventHistory, Kind
+from scheduling.ops.api.views import ScheduledEventViewSet
+from scheduling.rows.actors import current_actor
+from scheduling.rows.history.models import EventHistory, Kind
 from tests.conftest import client_for, users_of
 from tests.purchases.factories import CustomerFactory, ReleaseFactory
 

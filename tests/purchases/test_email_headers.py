@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from purchases.models import Artist, Purchase, Release, ScheduledPurchase, Track
 from purchases.services import purchase_create
-from scheduling.testing import run_due
+from scheduling.delivery.testing import run_due
 from tests.purchases.factories import (
     AccountFactory,
     ArtistFactory,

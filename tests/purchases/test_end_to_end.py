@@ -12,8 +12,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from purchases.models import ScheduledPurchase
-from scheduling.publishing import PreparedMessage, make_publisher
-from scheduling.sweep import sweep
+from scheduling.delivery.publishing import PreparedMessage, make_publisher
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import wait_for
 from tests.purchases.conftest import sent_emails, worker_log
 from tests.purchases.factories import ArtistFactory

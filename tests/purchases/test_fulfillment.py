@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create, purchase_refund
 from purchases.tasks import send_fulfillment_email
-from scheduling.models import iso_utc
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
+from scheduling.time.times import iso_utc
 from tests.conftest import message_events, queued_messages
 from tests.purchases.factories import CustomerFactory, ReleaseFactory, TrackFactory
 

@@ -8,7 +8,7 @@ from django.core.mail.backends.locmem import EmailBackend
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create, purchase_refund
 from purchases.tasks import send_fulfillment_emails
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import queued_events
 from tests.purchases.factories import CustomerFactory
 from tests.purchases.test_fulfillment import out_now

@@ -7,7 +7,7 @@ from django.db import connection
 from django.utils import timezone
 
 from purchases.models import Customer, ScheduledPurchase
-from scheduling.history.models import EventHistory, Kind
+from scheduling.rows.history.models import EventHistory, Kind
 from tests.conftest import ROOT
 from tests.purchases.factories import CustomerFactory, PurchaseFactory
 

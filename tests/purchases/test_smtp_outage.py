@@ -15,7 +15,7 @@ from aiosmtpd.controller import Controller
 from django.utils import timezone
 
 from purchases.models import ScheduledPurchase
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import ROOT, start_worker, stop_process, wait_for
 from tests.purchases.factories import CustomerFactory, PurchaseFactory, ScheduledPurchaseFactory
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import time_machine
 
+from scheduling.delivery.sweep.results import SweepResult
+from scheduling.delivery.sweep.run import sweep
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
-from scheduling.results import SweepResult
-from scheduling.sweep import sweep
 from tests.conftest import CURRENT_TIME
 
 NAMES = itertools.count()

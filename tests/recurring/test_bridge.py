@@ -22,12 +22,12 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from scheduling.conf import scheduling_settings
-from scheduling.publishing import make_publisher
+from scheduling.delivery.publishing import make_publisher
+from scheduling.delivery.sweep.run import sweep_batch
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import occurrence_skip
 from scheduling.recurring.templates import render
-from scheduling.sweep import sweep_batch
+from scheduling.rows.conf import scheduling_settings
 from tests.recurring.conftest import json_bodies, pending, sweep_at, sweep_until_idle
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@
 
 import pytest
 
-from scheduling.calendars.models import Calendar
 from scheduling.recurring.models import RecurringSchedule
+from scheduling.time.calendars.models import Calendar
 from tests.recurring.conftest import make_schedule
 from tests.recurring.test_admin import SCHEDULES, form_data
 

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 import time_machine
 
-from scheduling.actors import actor
-from scheduling.handling import handle_once
-from scheduling.history.record import written_for
+from scheduling.delivery.handling.once import handle_once
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import schedules_repair
+from scheduling.rows.actors import actor
+from scheduling.rows.history.record import written_for
 from tests.conftest import CURRENT_TIME, queued_messages
 from tests.recurring.conftest import (
     celery_body,

@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 
-from scheduling.outgoing import OutgoingMessage
-from scheduling.publishing import PreparedMessage, make_publisher
+from scheduling.delivery.publishing import PreparedMessage, make_publisher
+from scheduling.delivery.sweep.run import sweep
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import occurrence_skip
-from scheduling.sweep import sweep
+from scheduling.rows.outgoing import OutgoingMessage
 from tests.conftest import wait_for
 from tests.recurring.conftest import json_bodies, pending
 

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.db import models
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 
 
 class Account(models.Model):

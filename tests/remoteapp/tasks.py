@@ -2,8 +2,8 @@ from typing import Any
 
 from celery import shared_task
 
-from scheduling.handling import handle_once
-from scheduling.tasks import EventHandlerTask
+from scheduling.delivery.handling.once import handle_once
+from scheduling.delivery.tasks import EventHandlerTask
 from tests.remoteapp.models import ReminderSent, ScheduledReminder
 
 

@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create
-from scheduling.admin.timeline import details
-from scheduling.history.models import EventHistory, Kind
-from scheduling.history.record import written_for
-from scheduling.history.timeline import Entry
+from scheduling.ops.admin.timeline import details
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.history.record import written_for
+from scheduling.rows.history.timeline import Entry
 from tests.factories import PingFactory, ScheduledPingFactory
 from tests.purchases.factories import CustomerFactory, ReleaseFactory
 from tests.testapp.models import ScheduledPing

@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from scheduling.history.models import EventHistory, Kind
-from scheduling.models import Status
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.states import Status
 from tests.factories import ScheduledPingFactory
 
 pytestmark = pytest.mark.django_db

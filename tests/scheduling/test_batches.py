@@ -1,4 +1,4 @@
-"""Batched handling (scheduling.batches): one message for up to N rows of a model, each row still
+"""Batched handling (scheduling.delivery.handling.batches): one message for up to N rows of a model, each row still
 handled once (or at most once), a row's failure recorded on that row alone."""
 
 from datetime import timedelta
@@ -8,12 +8,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from scheduling.batches import handle_batch
-from scheduling.history.models import EventHistory, Kind
-from scheduling.models import ScheduledEvent
-from scheduling.signals import event_failed
-from scheduling.sweep import sweep
-from scheduling.testing import run_due
+from scheduling.delivery.handling.batches import handle_batch
+from scheduling.delivery.handling.signals import event_failed
+from scheduling.delivery.sweep.run import sweep
+from scheduling.delivery.testing import run_due
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import message_events, queued_messages
 from tests.factories import make_due_pings
 from tests.testapp.models import Ping, PingEffect, ScheduledOnce, ScheduledPing

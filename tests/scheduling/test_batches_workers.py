@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.db.models import Q
 
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import message_events, queued_messages, start_worker, stop_process, wait_for
 from tests.scheduling.test_batches import make_once_rows, make_pings
 from tests.testapp.models import PingEffect, ScheduledOnce, ScheduledPing

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from celery import current_app
 
-from scheduling.models import ScheduledEvent
-from scheduling.publishing.redis_batch import RedisBatchPublisher
-from scheduling.sweep import sweep
+from scheduling.delivery.publishing.redis_batch import RedisBatchPublisher
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import queued_task_ids
 from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing

@@ -3,7 +3,7 @@ next excluded spans, and bad values refused with a 400 naming the field and the 
 
 import pytest
 
-from scheduling.calendars.models import Calendar
+from scheduling.time.calendars.models import Calendar
 from tests.conftest import client_for, users_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]

@@ -5,10 +5,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from scheduling.calendars import store
-from scheduling.calendars.models import Calendar
-from scheduling.calendars.parsing import parse_rule
-from scheduling.calendars.rules import CalendarError
+from scheduling.time.calendars import store
+from scheduling.time.calendars.models import Calendar
+from scheduling.time.calendars.parsing import parse_rule
+from scheduling.time.calendars.rules import CalendarError
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 

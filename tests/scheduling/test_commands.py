@@ -82,7 +82,7 @@ def test_healthz_answers_503_when_the_broker_is_down(client, monkeypatch):
 
 
 def test_every_scheduled_model_gets_a_beat_entry_per_slot():
-    from scheduling.registry import beat_schedule, get_scheduled_model, queue_names
+    from scheduling.rows.registry import beat_schedule, get_scheduled_model, queue_names
 
     with override_settings(SCHEDULING_SWEEPER_SLOTS=2, SCHEDULING_SWEEP_INTERVAL=0.5):
         entries = beat_schedule()

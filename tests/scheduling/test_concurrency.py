@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import delivered_by, manage, queued_task_ids, wait_for
 from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing

@@ -7,9 +7,9 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from scheduling import daemon
-from scheduling.daemon import Daemon, hour_of
-from scheduling.locks import sweep_lock
+from scheduling.delivery.locks import sweep_lock
+from scheduling.delivery.sweep import daemon
+from scheduling.delivery.sweep.daemon import Daemon, hour_of
 from tests.conftest import CURRENT_TIME, queued_task_ids
 from tests.factories import PingFactory, ScheduledPingFactory
 from tests.testapp.models import ScheduledPing

@@ -1,4 +1,4 @@
-"""scheduling.routers.AppDatabaseRouter and the checks of SCHEDULING_DATABASES (E011) and of the
+"""scheduling.rows.routers.AppDatabaseRouter and the checks of SCHEDULING_DATABASES (E011) and of the
 history table's place (E009)."""
 
 from typing import Any
@@ -8,9 +8,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
-from scheduling import routers
-from scheduling.checks import check_databases, configuration_errors
-from scheduling.history.models import EventHistory
+from scheduling.delivery.checks import check_databases, configuration_errors
+from scheduling.rows import routers
+from scheduling.rows.history.models import EventHistory
 from tests.remoteapp.models import Account, ScheduledReminder
 from tests.testapp.models import Ping, ScheduledPing
 

@@ -11,14 +11,14 @@ from django.core.management import call_command
 from django.db import connections
 from django.utils import timezone
 
-from scheduling.batches import handle_batch
-from scheduling.databases import database_of
-from scheduling.handling import handle_once
-from scheduling.history.models import EventHistory, Kind
-from scheduling.models import Status
-from scheduling.purge import purge_model
-from scheduling.sweep import slot_lock, sweep
-from scheduling.testing import run_due
+from scheduling.delivery.handling.batches import handle_batch
+from scheduling.delivery.handling.once import handle_once
+from scheduling.delivery.sweep.run import slot_lock, sweep
+from scheduling.delivery.testing import run_due
+from scheduling.rows.databases import database_of
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.purge import purge_model
+from scheduling.rows.states import Status
 from tests.conftest import queued_task_ids
 from tests.factories import ScheduledPingFactory
 from tests.ops.helpers import TOKEN, scrape, value

@@ -8,7 +8,7 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from scheduling.models import Status
+from scheduling.rows.states import Status
 from tests.conftest import manage, start_worker, stop_process, wait_for
 from tests.remoteapp.models import Account, ReminderSent, ScheduledReminder
 

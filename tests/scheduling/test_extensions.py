@@ -1,4 +1,4 @@
-"""A host plugs into the core through `scheduling.extensions`: purge rules and REST routes,
+"""A host plugs into the core through `scheduling.rows.extensions`: purge rules and REST routes,
 registered once however often its AppConfig.ready() runs."""
 
 import importlib
@@ -12,12 +12,12 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import clear_url_caches
 
-import scheduling.api.urls
-from scheduling.extensions import Extensions, extensions
+import scheduling.ops.api.urls
 from scheduling.jobs.models import Job
-from scheduling.purge import purge_all, purge_model, purged_models
 from scheduling.recurring.models import ScheduledOccurrence
 from scheduling.recurring.purge import latest_fire
+from scheduling.rows.extensions import Extensions, extensions
+from scheduling.rows.purge import purge_all, purge_model, purged_models
 from tests.conftest import CURRENT_TIME
 from tests.factories import PingFactory
 from tests.testapp.models import Ping, PingEffect, ScheduledPing
@@ -40,7 +40,7 @@ def host() -> Iterator[Extensions]:
 
 
 def reload_api_urls() -> None:
-    importlib.reload(scheduling.api.urls)
+    importlib.reload(scheduling.ops.api.urls)
     # The root URLconf too: its include() resolvers keep the routes they read when an earlier
     # test first resolved or reversed a URL.
     importlib.reload(importlib.import_module(settings.ROOT_URLCONF))

@@ -49,7 +49,7 @@ def test_sweep_loop_refuses_to_start_with_one_line(tmp_path):
 
 
 GUEST_MODELS = """
-    from scheduling.models import ScheduledEvent
+    from scheduling.rows.models import ScheduledEvent
 
     class Reminder(ScheduledEvent):
         handler_task = "guest.remind"

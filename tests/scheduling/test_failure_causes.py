@@ -4,8 +4,8 @@ action, through the audited QuerySet methods."""
 import pytest
 from django.contrib.auth.models import Permission, User
 
-from scheduling.history.models import EventHistory
-from scheduling.models import ScheduledEvent
+from scheduling.rows.history.models import EventHistory
+from scheduling.rows.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import ScheduledPing
 

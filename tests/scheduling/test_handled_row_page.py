@@ -4,7 +4,7 @@ timeline before the fields."""
 import pytest
 from django.utils import timezone
 
-from scheduling.testing import run_due
+from scheduling.delivery.testing import run_due
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import ScheduledPing
 

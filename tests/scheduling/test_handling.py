@@ -3,9 +3,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from scheduling.handling import handle_once, retry_delay
-from scheduling.models import ScheduledEvent
-from scheduling.sweep import sweep
+from scheduling.delivery.handling.once import handle_once, retry_delay
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import PingEffect, ScheduledPing
 from tests.testapp.tasks import handle_ping

@@ -3,9 +3,9 @@
 import pytest
 from django.utils import timezone
 
-from scheduling.handling_sql import statements_for
-from scheduling.models import ScheduledEvent
-from scheduling.querysets import awaiting_handling_q, in_flight_q
+from scheduling.delivery.handling.sql import statements_for
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.querysets import awaiting_handling_q, in_flight_q
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,10 @@ import pytest
 from django.utils import timezone
 
 import scheduling
-from scheduling.history.models import EventHistory
-from scheduling.history.timeline import timeline
-from scheduling.querysets import LateRetryError
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.history.models import EventHistory
+from scheduling.rows.history.timeline import timeline
+from scheduling.rows.querysets import LateRetryError
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import PingFactory, ScheduledPingFactory
 from tests.testapp.models import PingEffect, ScheduledPing

@@ -9,11 +9,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from scheduling.admin.timeline import TIMELINE_SHOWN
-from scheduling.api.pagination import HISTORY_PAGE_SIZE, MAX_LIMIT
-from scheduling.history.models import EventHistory, Kind
-from scheduling.history.record import written_for
-from scheduling.history.timeline import (
+from scheduling.ops.admin.timeline import TIMELINE_SHOWN
+from scheduling.ops.api.pagination import HISTORY_PAGE_SIZE, MAX_LIMIT
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.history.record import written_for
+from scheduling.rows.history.timeline import (
     ORDER,
     Entry,
     from_columns,

@@ -11,8 +11,8 @@ from rest_framework.filters import OrderingFilter, SearchFilter
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
-from scheduling.admin.defaults import default_admin_for
-from scheduling.api.generic import viewset_for
+from scheduling.ops.admin.defaults import default_admin_for
+from scheduling.ops.api.generic import viewset_for
 from tests.factories import PingFactory
 from tests.testapp.models import ScheduledNotice
 from tests.trainings.factories import TeamFactory

@@ -6,12 +6,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from scheduling.handling import effect_begins, handle_once
-from scheduling.history.models import EventHistory
-from scheduling.metrics.gauges import snapshot
-from scheduling.models import ScheduledEvent
-from scheduling.signals import event_failed
-from scheduling.sweep import sweep
+from scheduling.delivery.handling.once import effect_begins, handle_once
+from scheduling.delivery.handling.signals import event_failed
+from scheduling.delivery.metrics.gauges import snapshot
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.history.models import EventHistory
+from scheduling.rows.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
 from tests.scheduling.test_handling import event_for
 from tests.testapp.models import ScheduledPing

@@ -9,9 +9,9 @@ import pytest
 from celery import Celery
 from django.utils import timezone
 
-from scheduling.outgoing import OutgoingJson
-from scheduling.publishing.kombu_producer import KombuPublisher
-from scheduling.sweep import sweep
+from scheduling.delivery.publishing.kombu_producer import KombuPublisher
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.outgoing import OutgoingJson
 from tests.amqp import AMQP_URL, amqp_app
 from tests.testapp.models import Ping, ScheduledNotice
 
@@ -61,7 +61,7 @@ def test_a_json_row_goes_to_a_durable_rabbitmq_queue_as_a_persistent_json_messag
 
 
 def test_the_json_body_is_compact_and_verbatim():
-    from scheduling.publishing.base import json_body
+    from scheduling.delivery.publishing.base import json_body
 
     assert json_body(OutgoingJson(queue="q", body={"a": [1, "x"]})) == '{"a":[1,"x"]}'
 

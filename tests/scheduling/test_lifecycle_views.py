@@ -14,10 +14,11 @@ from rest_framework.test import APIClient
 
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create
-from scheduling.admin.base import LifecycleFilter
-from scheduling.admin.defaults import default_admin_for
-from scheduling.admin.views import ATTENTION_ROWS, ERROR_CHARS, add_attention_url
-from scheduling.models import LIFECYCLE_STATES, ScheduledEvent, Status
+from scheduling.ops.admin.base import LifecycleFilter
+from scheduling.ops.admin.defaults import default_admin_for
+from scheduling.ops.admin.views import ATTENTION_ROWS, ERROR_CHARS, add_attention_url
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.states import LIFECYCLE_STATES, Status
 from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.purchases.factories import CustomerFactory, ReleaseFactory
 from tests.testapp.models import ScheduledPing

@@ -3,7 +3,7 @@ import time
 import pytest
 from django.test import override_settings
 
-from scheduling.locks import LocalSweepLock, RedisSweepLock, sweep_lock
+from scheduling.delivery.locks import LocalSweepLock, RedisSweepLock, sweep_lock
 from tests.conftest import UNREACHABLE_REDIS_CACHE
 
 

@@ -1,7 +1,7 @@
 import pytest
 from django.db import connection
 
-from scheduling.migration_operations import AUTOVACUUM
+from scheduling.rows.migration_operations import AUTOVACUUM
 
 pytestmark = pytest.mark.django_db
 

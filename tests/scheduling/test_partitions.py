@@ -11,11 +11,16 @@ from django.db import connection, transaction
 from django.db.utils import OperationalError
 from django.test import override_settings
 
-from scheduling.checks import check_partition_labels, check_partitioned_tables, configuration_errors
-from scheduling.clock import database_now
-from scheduling.handling import locked_row
-from scheduling.history.models import EventHistory, Kind
-from scheduling.partitions import (
+from scheduling.delivery.checks import (
+    check_partition_labels,
+    check_partitioned_tables,
+    configuration_errors,
+)
+from scheduling.delivery.handling.once import locked_row
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.clock import database_now
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.partitions import (
     DuePartitions,
     convert,
     is_partitioned,
@@ -23,8 +28,7 @@ from scheduling.partitions import (
     moved_row,
     partitions,
 )
-from scheduling.purge import purge_model, purge_orphans
-from scheduling.sweep import sweep
+from scheduling.rows.purge import purge_model, purge_orphans
 from tests.conftest import CURRENT_TIME
 from tests.factories import PingFactory
 from tests.testapp.models import ScheduledPing, ScheduledPingPartitioned

@@ -6,10 +6,10 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from scheduling.handling import handle_once, retry_delay
-from scheduling.models import Status
-from scheduling.signals import event_failed, event_gave_up
-from scheduling.sweep import sweep
+from scheduling.delivery.handling.once import handle_once, retry_delay
+from scheduling.delivery.handling.signals import event_failed, event_gave_up
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.states import Status
 from tests.factories import PingFactory, ScheduledPingFactory
 from tests.testapp.models import ScheduledPing
 from tests.testapp.tasks import handle_ping

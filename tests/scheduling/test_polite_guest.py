@@ -13,12 +13,12 @@ from django.contrib import admin
 from django.test import override_settings
 from django.urls import URLPattern, include, path
 
-from scheduling.admin import SchedulingAdminSiteMixin, register
-from scheduling.admin.sites import install_on_default_site
-from scheduling.conf import SchedulingSettings
-from scheduling.metrics import QuietIdleSweeps, logs
-from scheduling.registry import scheduled_models
-from scheduling.tasks import sweep_task
+from scheduling.delivery.metrics import QuietIdleSweeps, logs
+from scheduling.delivery.tasks import sweep_task
+from scheduling.ops.admin import SchedulingAdminSiteMixin, register
+from scheduling.ops.admin.sites import install_on_default_site
+from scheduling.rows.conf import SchedulingSettings
+from scheduling.rows.registry import scheduled_models
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import ScheduledPing
 
@@ -94,7 +94,7 @@ for own_site in (ops_site, plain_site):
 urlpatterns = [
     path("ops/", ops_site.urls),
     path("plain/", plain_site.urls),
-    path("api/", include("scheduling.api.urls")),
+    path("api/", include("scheduling.ops.api.urls")),
 ]
 
 

@@ -17,12 +17,15 @@ from django.db import connection
 from django.db.models.signals import post_delete
 from django.test import override_settings
 
-from scheduling.clock import database_now
-from scheduling.history.models import EventHistory, Kind
+from scheduling.delivery.tasks import purge_task
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
-from scheduling.models import ScheduledEvent
-from scheduling.purge import (
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
+from scheduling.recurring.services import _next_successors
+from scheduling.rows.clock import database_now
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.purge import (
     PURGE_TIME_BUDGET,
     purge_all,
     purge_model,
@@ -30,10 +33,7 @@ from scheduling.purge import (
     remember,
     resume_point,
 )
-from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
-from scheduling.recurring.services import _next_successors
-from scheduling.registry import beat_schedule
-from scheduling.tasks import purge_task
+from scheduling.rows.registry import beat_schedule
 from tests.conftest import CURRENT_TIME
 from tests.factories import PingFactory
 from tests.recurring.conftest import make_schedule
@@ -620,7 +620,7 @@ def test_a_row_another_transaction_holds_is_skipped_without_waiting(ping_model) 
 MAKE_EMBEDDED_ROWS = """
 from datetime import timedelta
 from django.utils import timezone
-from scheduling.history.models import EventHistory
+from scheduling.rows.history.models import EventHistory
 from tests.testapp.models import Ping, ScheduledPing
 old = timezone.now() - timedelta(days=40)
 for status in ("pending", "delivered", "cancelled", "failed"):
@@ -630,7 +630,7 @@ for status in ("pending", "delivered", "cancelled", "failed"):
 EventHistory.objects.create(model="testapp.scheduledping", row_id=10**9, kind="cancelled")
 """
 COUNT_EMBEDDED_ENTRIES = """
-from scheduling.history.models import EventHistory
+from scheduling.rows.history.models import EventHistory
 print(list(EventHistory.objects.values_list("row_id", flat=True)))
 """
 

@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 from tests.factories import PingFactory
 
 pytestmark = pytest.mark.django_db
@@ -204,7 +204,7 @@ def test_a_model_without_a_handler_gets_no_awaiting_handling_index():
 
 
 def test_a_shift_that_would_carry_a_row_out_of_range_is_refused_whole(ping_model, ping_factory):
-    from scheduling.models import STORABLE_FROM
+    from scheduling.time.times import STORABLE_FROM
 
     edge = ping_factory(due_at=STORABLE_FROM + timedelta(days=1))
     other = ping_factory(due_at=FUTURE)
@@ -226,7 +226,7 @@ def test_reschedule_refuses_a_time_out_of_range(ping_model, ping_factory):
 def test_a_shift_behind_a_join_that_would_carry_a_row_out_of_range_is_refused_whole(
     ping_model, ping_factory
 ):
-    from scheduling.models import STORABLE_FROM
+    from scheduling.time.times import STORABLE_FROM
 
     edge = ping_factory(ping=PingFactory(group="artist-1"), due_at=STORABLE_FROM)
     mine = ping_factory(ping=PingFactory(group="artist-1"), due_at=FUTURE)

@@ -10,11 +10,11 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from scheduling.calendars.models import Calendar
-from scheduling.calendars.store import forget_named
-from scheduling.history.record import written_for
-from scheduling.models import ScheduledEvent
-from scheduling.quiet_calendars import missing_calendar_warnings
+from scheduling.delivery.checks import missing_calendar_warnings
+from scheduling.rows.history.record import written_for
+from scheduling.rows.models import ScheduledEvent
+from scheduling.time.calendars.models import Calendar
+from scheduling.time.calendars.store import forget_named
 from tests.factories import PingFactory
 from tests.scheduling.test_quiet_hours import HELD, paris
 from tests.testapp.models import ScheduledPing

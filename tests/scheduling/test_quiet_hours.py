@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from scheduling.history.record import written_for
-from scheduling.models import ScheduledEvent
-from scheduling.quiet import DailyQuietHours
+from scheduling.rows.history.record import written_for
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.quiet.hours import DailyQuietHours
 from tests.factories import PingFactory
 from tests.testapp.models import ScheduledPing
 

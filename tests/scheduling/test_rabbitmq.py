@@ -3,9 +3,9 @@
 import pytest
 from celery import Celery
 
-from scheduling.publishing import make_publisher
-from scheduling.publishing.kombu_producer import KombuPublisher
-from scheduling.sweep import sweep
+from scheduling.delivery.publishing import make_publisher
+from scheduling.delivery.publishing.kombu_producer import KombuPublisher
+from scheduling.delivery.sweep.run import sweep
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import make_due_pings

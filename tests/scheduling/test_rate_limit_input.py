@@ -8,9 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from scheduling.locks import redis_client_for_locks
-from scheduling.ratelimit import OVERRIDE_KEY, current_limit, override_of
-from scheduling.sweep import sweep
+from scheduling.delivery.ratelimit import OVERRIDE_KEY, current_limit, override_of
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.databases import redis_client_for_locks
 from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing
 

@@ -11,10 +11,10 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from scheduling import ratelimit
-from scheduling.metrics import exposition
-from scheduling.ratelimit import KEY, Grant, Pace, RedisBudget, current_limit
-from scheduling.sweep import sweep
+from scheduling.delivery import ratelimit
+from scheduling.delivery.metrics import exposition
+from scheduling.delivery.ratelimit import KEY, Grant, Pace, RedisBudget, current_limit
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import UNREACHABLE_REDIS_CACHE, delivered_by, queued_task_ids, wait_for
 from tests.factories import make_due_pings
 from tests.faults.conftest import Tail, end, published_ids, sweeper

@@ -20,12 +20,18 @@ from django.core.management import call_command
 from django.db import connections, router, transaction
 from django.test import RequestFactory
 
-from scheduling import metrics
+from scheduling.delivery import metrics
+from scheduling.delivery.testing import run_due
 from scheduling.jobs.models import Job
-from scheduling.models import Status
-from scheduling.replicas import ReplicaRouter, check_read_replicas, choice, fallbacks, positions
-from scheduling.replicas.state import serving
-from scheduling.testing import run_due
+from scheduling.rows.replicas import (
+    ReplicaRouter,
+    check_read_replicas,
+    choice,
+    fallbacks,
+    positions,
+)
+from scheduling.rows.replicas.state import serving
+from scheduling.rows.states import Status
 from tests.conftest import client_for
 from tests.factories import ScheduledPingFactory, make_due_pings
 from tests.jobs.conftest import JOBS, put_job
@@ -34,8 +40,8 @@ from tests.testapp.models import ScheduledPing
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica", "second"])
 
 PINGS = "/api/events/testapp/scheduledping/"
-ROUTER = "scheduling.replicas.ReplicaRouter"
-MIDDLEWARE = "scheduling.replicas.ReplicaReadsMiddleware"
+ROUTER = "scheduling.rows.replicas.ReplicaRouter"
+MIDDLEWARE = "scheduling.rows.replicas.ReplicaReadsMiddleware"
 TABLES = ("scheduled_ping", "scheduling_job", "scheduled_job_run")
 
 
@@ -204,7 +210,7 @@ def test_a_later_write_never_lowers_the_remembered_position(replica_reads, api_u
 
 
 def metrics_store() -> Any:
-    from scheduling.locks import redis_client_for_locks
+    from scheduling.rows.databases import redis_client_for_locks
 
     return redis_client_for_locks()
 
@@ -302,11 +308,11 @@ def test_an_unreachable_replica_falls_back_to_the_primary_logged_once_and_counte
 ):
     ScheduledPingFactory()
 
-    with caplog.at_level(logging.WARNING, logger="scheduling.replicas"):
+    with caplog.at_level(logging.WARNING, logger="scheduling.rows.replicas"):
         answers = [api.get(PINGS).status_code for _ in range(2)]
 
     assert answers == [200, 200]
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.replicas"]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.rows.replicas"]
     assert "read replica 'replica' is unreachable" in line
     assert fallbacks.fallback_counts() == {("replica", "unreachable"): 2}
     assert 'scheduling_replica_fallbacks_total{reason="unreachable",replica="replica"} 2.0' in (
@@ -321,12 +327,12 @@ def test_with_the_record_of_writes_away_a_signed_in_client_reads_the_primary(
     away = {**settings.CACHES["default"], "LOCATION": "redis://127.0.0.1:1/0"}
     settings.CACHES = {"default": away}  # nothing listens there: refused at once
 
-    with statements() as seen, caplog.at_level(logging.WARNING, logger="scheduling.replicas"):
+    with statements() as seen, caplog.at_level(logging.WARNING, logger="scheduling.rows.replicas"):
         answers = [api.get(PINGS).status_code for _ in range(2)]
 
     assert answers == [200, 200]
     assert seen.sql["replica"] == []
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.replicas"]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.rows.replicas"]
     assert "the record of writes is unreachable" in line
 
 

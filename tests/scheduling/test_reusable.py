@@ -15,11 +15,12 @@ from rest_framework.test import APIClient
 
 from purchases.admin import ScheduledPurchaseAdmin
 from purchases.models import ScheduledPurchase
-from scheduling.admin.base import ScheduledEventAdmin
-from scheduling.checks import check_handler_tasks, check_lock_store, check_queues_declared
-from scheduling.locks import RedisSweepLock, redis_client_for_locks, sweep_lock
+from scheduling.delivery.checks import check_handler_tasks, check_lock_store, check_queues_declared
+from scheduling.delivery.locks import RedisSweepLock, sweep_lock
+from scheduling.ops.admin.base import ScheduledEventAdmin
 from scheduling.recurring.models import ScheduledOccurrence
-from scheduling.registry import get_scheduled_model
+from scheduling.rows.databases import redis_client_for_locks
+from scheduling.rows.registry import get_scheduled_model
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import ScheduledPing
 

@@ -3,7 +3,7 @@ hears each failed try once, and a give-up once the model's own max attempts are 
 
 import pytest
 
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import PingFactory, ScheduledPingFactory
 from tests.testapp.models import ScheduledPing

@@ -9,9 +9,9 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from scheduling.clock import database_now
-from scheduling.models import ScheduledEvent
-from scheduling.sweep import claim_due, sweep
+from scheduling.delivery.sweep.run import claim_due, sweep
+from scheduling.rows.clock import database_now
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import queued_messages, queued_task_ids
 from tests.factories import PingFactory, make_due_pings
 
@@ -150,7 +150,7 @@ def test_it_stops_at_the_time_budget_and_leaves_the_rest_pending(ping_model, bro
 
 @pytest.mark.django_db
 def test_a_held_lock_makes_the_sweep_return_at_once(ping_model, ping_factory, broker):
-    from scheduling.locks import sweep_lock
+    from scheduling.delivery.locks import sweep_lock
 
     ping_factory()
     holder = sweep_lock(f"scheduling:sweep:{ping_model._meta.label_lower}:0", 30)

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from scheduling.hold import hold_nap
-from scheduling.locks import sweep_lock
-from scheduling.sweep import sweep
+from scheduling.delivery.locks import sweep_lock
+from scheduling.delivery.sweep.hold import hold_nap
+from scheduling.delivery.sweep.run import sweep
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import ScheduledPing
 

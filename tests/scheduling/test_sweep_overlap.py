@@ -4,8 +4,8 @@ is still published once, in its own batch's transaction, and a refused row is se
 import pytest
 from django.test import override_settings
 
-from scheduling.models import ScheduledEvent
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import queued_task_ids
 from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing

@@ -1,4 +1,4 @@
-"""scheduling.testing: the sweep and the worker in one call, inside a host's test."""
+"""scheduling.delivery.testing: the sweep and the worker in one call, inside a host's test."""
 
 from datetime import timedelta
 
@@ -8,8 +8,8 @@ from django.db import connection
 from django.test import TestCase
 from django.utils import timezone
 
-from scheduling.history.models import EventHistory
-from scheduling.testing import assert_scheduled, run_due, scheduled
+from scheduling.delivery.testing import assert_scheduled, run_due, scheduled
+from scheduling.rows.history.models import EventHistory
 from tests.factories import PingFactory, ScheduledPingFactory
 from tests.testapp.models import PingEffect, ScheduledPing
 
@@ -111,9 +111,9 @@ def test_it_needs_no_redis_nor_broker(monkeypatch):
         reached.append(args)
         raise AssertionError("run_due reached for Redis or a broker")
 
-    monkeypatch.setattr("scheduling.sweep.sweep_lock", refuse)
-    monkeypatch.setattr("scheduling.sweep.shared_publisher", refuse)
-    monkeypatch.setattr("scheduling.metrics.store.redis_client_for_locks", refuse)
+    monkeypatch.setattr("scheduling.delivery.sweep.run.sweep_lock", refuse)
+    monkeypatch.setattr("scheduling.delivery.sweep.run.shared_publisher", refuse)
+    monkeypatch.setattr("scheduling.delivery.metrics.store.redis_client_for_locks", refuse)
     reminder()
 
     assert run_due(ScheduledPing, now=DUE + SECOND) == 1

@@ -5,7 +5,7 @@ import os
 import pytest
 from celery import current_app
 
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import make_due_pings
 from tests.testapp.models import PingEffect, ScheduledPing

@@ -4,7 +4,7 @@ backend killed, as a failover or a restart does) before it can fail an event."""
 import pytest
 from django.db import connection
 
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
 from tests.conftest import start_worker, stop_process, wait_for
 from tests.factories import make_due_pings
 from tests.testapp.models import PingEffect, ScheduledPing

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from scheduling.api.pagination import MAX_LIMIT
-from scheduling.api.parsers import MAX_JSON_DEPTH
-from scheduling.api.serializers import MAX_FILTER_TEXT, MAX_FILTER_VALUES
+from scheduling.ops.api.pagination import MAX_LIMIT
+from scheduling.ops.api.parsers import MAX_JSON_DEPTH
+from scheduling.ops.api.serializers import MAX_FILTER_TEXT, MAX_FILTER_VALUES
 from tests.security.world import World
 
 QUEUE = {"type": "queue", "queue": "reports"}

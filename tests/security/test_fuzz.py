@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, settings
 from rest_framework.test import APIClient
 from schemathesis.core.result import Ok
 
-from scheduling.conf import SchedulingSettings
+from scheduling.rows.conf import SchedulingSettings
 from tests.security.conftest import FUZZ_CASES, FUZZ_PHASES
 from tests.security.openapi import SCHEMA, existing_rows, operations_of, schema
 from tests.security.world import World

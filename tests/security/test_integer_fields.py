@@ -10,7 +10,7 @@ from django.db import models
 from django.urls import get_resolver
 from rest_framework import serializers
 
-from scheduling.api.serializers import column_range
+from scheduling.ops.api.serializers import column_range
 from tests.security.test_bad_input import refused
 
 pytestmark = pytest.mark.django_db

@@ -23,9 +23,9 @@ from rest_framework.test import APIClient
 from purchases.models import Purchase, ScheduledPurchase
 from purchases.services import purchase_refund
 from purchases.tasks import send_fulfillment_email
+from scheduling.delivery.sweep.run import sweep
 from scheduling.jobs.models import ScheduledJobRun
 from scheduling.jobs.services import job_put
-from scheduling.sweep import sweep
 from tests.conftest import message_events, queued_events, queued_messages
 from tests.security.world import FUTURE
 

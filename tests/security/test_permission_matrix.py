@@ -21,8 +21,8 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from scheduling.models import ScheduledEvent
 from scheduling.recurring.models import RecurringSchedule
+from scheduling.rows.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
 from tests.remoteapp.models import Account as RemoteAccount
 from tests.remoteapp.models import ScheduledReminder

@@ -6,8 +6,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from scheduling.parsing import parse_shift
-from scheduling.zones import UnknownTimeZone, time_zone
+from scheduling.time.parsing import parse_shift
+from scheduling.time.zones import UnknownTimeZone, time_zone
 from tests.security.test_bad_input import QUEUE, refused
 
 SCHEDULE = {"cron": "0 9 * * *", "queue": "reports"}

@@ -30,7 +30,7 @@ def bulk_body(path: str) -> dict[str, Any]:
 
 
 def test_every_bulk_action_is_found():
-    from scheduling.registry import scheduled_models
+    from scheduling.rows.registry import scheduled_models
 
     domains = [
         f"/api/{resource}/{action}/"

@@ -8,9 +8,9 @@ from django.core import signing
 
 from purchases.models import Account, Artist, Customer, Release, ScheduledPurchase
 from purchases.services import DOWNLOAD_SALT, purchase_create
-from scheduling.calendars.models import Calendar
 from scheduling.jobs.services import job_put
 from scheduling.recurring.models import RecurringSchedule
+from scheduling.time.calendars.models import Calendar
 from tests.remoteapp.models import Account as RemoteAccount
 from tests.remoteapp.models import ScheduledReminder
 from tests.testapp.models import (

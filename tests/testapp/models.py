@@ -5,9 +5,10 @@ from typing import Any
 
 from django.db import models
 
-from scheduling.models import ScheduledEvent, iso_utc
-from scheduling.outgoing import OutgoingJson, OutgoingMessage
-from scheduling.partitions import DuePartitions
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage
+from scheduling.rows.partitions import DuePartitions
+from scheduling.time.times import iso_utc
 
 
 class Ping(models.Model):

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scheduling.models import ScheduledEvent
-from scheduling.signals import event_failed, event_gave_up
+from scheduling.delivery.handling.signals import event_failed, event_gave_up
+from scheduling.rows.models import ScheduledEvent
 
 
 def record_signals_to(path: Path) -> None:

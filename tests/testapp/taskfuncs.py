@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from scheduling.djangotasks import task
+from scheduling.rows.djangotasks import task
 
 handled_events: list[str] = []
 

@@ -4,10 +4,10 @@ from typing import Any
 from celery import shared_task
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from scheduling.batches import handle_batch
-from scheduling.handling import handle_once
-from scheduling.registry import get_scheduled_model
-from scheduling.tasks import EventHandlerTask
+from scheduling.delivery.handling.batches import handle_batch
+from scheduling.delivery.handling.once import handle_once
+from scheduling.delivery.tasks import EventHandlerTask
+from scheduling.rows.registry import get_scheduled_model
 from tests.testapp.models import (
     PingEffect,
     PingModel,

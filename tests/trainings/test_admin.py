@@ -4,7 +4,7 @@ import pytest
 from django.contrib.admin import helpers
 from django.contrib.auth.models import User
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 from tests.trainings.factories import TeamFactory
 from trainings.kinds import NotificationKind, Phase
 from trainings.models import PushNotification, ScheduledTrainingNotification, Training

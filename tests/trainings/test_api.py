@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from rest_framework.test import APIClient
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 from tests.trainings.factories import TeamFactory
 from trainings.kinds import InvitationStatus, NotificationKind
 from trainings.models import (

@@ -3,8 +3,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from scheduling.models import ScheduledEvent
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import wait_for
 from trainings.kinds import NotificationKind, Phase
 from trainings.models import PushNotification, ScheduledTrainingNotification

@@ -3,7 +3,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import CURRENT_TIME
 from trainings.kinds import NotificationKind
 from trainings.ladder import enabled_kinds, expiry, future_rungs

@@ -15,8 +15,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
-from scheduling.models import ScheduledEvent
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import ROOT, manage, queued_events, start_worker, stop_process, wait_for
 from tests.trainings.factories import PlayerFactory
 from tests.trainings.fake_fcm import (

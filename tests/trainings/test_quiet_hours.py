@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.contrib.auth.models import User
 
-from scheduling.models import ScheduledEvent
-from scheduling.sweep import sweep
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import wait_for
 from tests.trainings.factories import PlayerFactory, TeamFactory
 from trainings.kinds import NotificationKind

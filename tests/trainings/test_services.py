@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection
 
-from scheduling.models import ScheduledEvent
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import CURRENT_TIME
 from tests.trainings.factories import PlayerFactory, TeamFactory
 from trainings.kinds import InvitationStatus, NotificationKind, Phase

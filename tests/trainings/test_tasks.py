@@ -7,9 +7,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from django.test import override_settings
 
-from scheduling.models import ScheduledEvent
-from scheduling.sweep import sweep
-from scheduling.tasks import EventHandlerTask
+from scheduling.delivery.sweep.run import sweep
+from scheduling.delivery.tasks import EventHandlerTask
+from scheduling.rows.models import ScheduledEvent
 from tests.conftest import message_events, queued_events, queued_messages
 from trainings.kinds import InvitationStatus, NotificationKind, Phase
 from trainings.models import Invitation, PushNotification, ScheduledTrainingNotification

@@ -14,11 +14,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PACKAGES = ("scheduling", "purchases", "trainings", "project", "bench")
 # Apps a host may leave out: the core (the rest of `scheduling`) must never import them.
-# scheduling.backends (the django.tasks backend) stores tasks as keyed jobs: it needs jobs.
+# scheduling.jobs.backends (the django.tasks backend) stores tasks as keyed jobs: it needs jobs.
 OPTIONAL_APPS = (
     "scheduling.recurring",
     "scheduling.jobs",
-    "scheduling.backends",
+    "scheduling.jobs.backends",
     "purchases",
     "trainings",
 )

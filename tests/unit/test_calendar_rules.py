@@ -6,10 +6,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from scheduling.calendars.parsing import field_errors, own_components, parse_rule
-from scheduling.calendars.rules import EXCLUDE, INCLUDE, CalendarError, CalendarRules, union
 from scheduling.recurring import cron
 from scheduling.recurring.calendars import CalendarPolicy, planned_fires
+from scheduling.time.calendars.parsing import field_errors, own_components, parse_rule
+from scheduling.time.calendars.rules import EXCLUDE, INCLUDE, CalendarError, CalendarRules, union
 
 PARIS = ZoneInfo("Europe/Paris")
 NEW_YORK = ZoneInfo("America/New_York")

@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError, SystemCheckError
 from django.test import override_settings
 
-from scheduling import conf
-from scheduling.checks import check_handler_tasks, configuration_errors
-from scheduling.conf import SchedulingSettings, scheduling_settings
+from scheduling.delivery.checks import check_handler_tasks, configuration_errors
+from scheduling.rows import conf
+from scheduling.rows.conf import SchedulingSettings, scheduling_settings
 from tests.testapp.models import ScheduledPing
 
 # A value each kind of setting refuses.

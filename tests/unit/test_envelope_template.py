@@ -7,8 +7,12 @@ import orjson
 import pytest
 from celery import current_app
 
-from scheduling.outgoing import OutgoingTask
-from scheduling.publishing.envelope import EnvelopeTemplate, TaskMessageShape, redis_envelope
+from scheduling.delivery.publishing.envelope import (
+    EnvelopeTemplate,
+    TaskMessageShape,
+    redis_envelope,
+)
+from scheduling.rows.outgoing import OutgoingTask
 
 ORIGIN = "scheduling@test-host"
 

@@ -4,9 +4,9 @@
 import pytest
 from celery import current_app
 
-from scheduling.outgoing import OutgoingTask, dumps
-from scheduling.publishing.base import task_message
-from scheduling.publishing.envelope import TaskMessageShape
+from scheduling.delivery.publishing.base import task_message
+from scheduling.delivery.publishing.envelope import TaskMessageShape
+from scheduling.rows.outgoing import OutgoingTask, dumps
 
 ORIGIN = "scheduling@test-host"
 

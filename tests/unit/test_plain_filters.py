@@ -10,7 +10,7 @@ import pytest
 from django import forms
 from django.db import models
 
-from scheduling.api.generic import plain_filter
+from scheduling.ops.api.generic import plain_filter
 
 
 def named(field: models.Field[Any, Any], name: str) -> models.Field[Any, Any]:

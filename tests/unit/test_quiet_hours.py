@@ -9,9 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 
-from scheduling.calendars.parsing import own_components
-from scheduling.calendars.rules import CalendarRules
-from scheduling.quiet import (
+from scheduling.rows.quiet.hours import (
     DailyQuietHours,
     as_wall_time,
     held_reason,
@@ -19,6 +17,8 @@ from scheduling.quiet import (
     released_at,
     validate_quiet_hours,
 )
+from scheduling.time.calendars.parsing import own_components
+from scheduling.time.calendars.rules import CalendarRules
 
 PARIS = ZoneInfo("Europe/Paris")
 NIGHTS = DailyQuietHours(start=time(22), end=time(7), tz="Europe/Paris")

@@ -7,12 +7,19 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from project.env import env_mapping
-from scheduling.checks import check_rate_limits
-from scheduling.conf import scheduling_settings
-from scheduling.drain import Drain
-from scheduling.locks import LocalSweepLock
-from scheduling.ratelimit import Grant, LocalBudget, Pace, events_per_second, give_back, take
-from scheduling.results import BatchResult, SweepResult
+from scheduling.delivery.checks import check_rate_limits
+from scheduling.delivery.locks import LocalSweepLock
+from scheduling.delivery.ratelimit import (
+    Grant,
+    LocalBudget,
+    Pace,
+    events_per_second,
+    give_back,
+    take,
+)
+from scheduling.delivery.sweep.loop import Drain
+from scheduling.delivery.sweep.results import BatchResult, SweepResult
+from scheduling.rows.conf import scheduling_settings
 from tests.testapp.models import ScheduledPing
 
 LABEL = "testapp.ScheduledPing"

@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from scheduling.policy import validate_policy
+from scheduling.rows.policy import validate_policy
 
 
 def policy(**values):

@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from scheduling.celery import warn_unknown_settings
-from scheduling.checks import check_setting_names
-from scheduling.setting_names import known_names
+from scheduling.delivery.celery import warn_unknown_settings
+from scheduling.delivery.checks import check_setting_names
+from scheduling.rows.setting_names import known_names
 
 
 def test_a_misspelt_setting_is_a_warning_naming_the_closest_one():

@@ -6,7 +6,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from project.env import env_bool, env_float, env_int, env_url
-from scheduling.conf import scheduling_settings
+from scheduling.rows.conf import scheduling_settings
 from tests.conftest import ROOT, check_django, start_django
 
 

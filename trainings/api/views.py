@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from scheduling.api.defaults import RequestActor
-from scheduling.api.views import (
+from scheduling.ops.api.defaults import RequestActor
+from scheduling.ops.api.views import (
     ModelChangePermission,
     ModelViewPermission,
     ScheduledEventViewSet,

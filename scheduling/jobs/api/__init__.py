@@ -1,5 +1,5 @@
 """The jobs' REST API: fields, serializers, filters, the OpenAPI description and the viewset
-that `scheduling.api.urls` mounts at `jobs/`."""
+that `scheduling.ops.api.urls` mounts at `jobs/`."""
 
 from scheduling.jobs.api.views import JobViewSet
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from scheduling.api.serializers import BoundedJSONField, StrictDateTimeField
+from scheduling.delivery.publishing.targets import check_callback
 from scheduling.jobs.services import (
     KEY_FORM,
     JobError,
@@ -19,8 +19,8 @@ from scheduling.jobs.services import (
     check_payload,
     check_schedules,
 )
-from scheduling.parsing import DATETIME_EXAMPLE
-from scheduling.targets import check_callback
+from scheduling.ops.api.serializers import BoundedJSONField, StrictDateTimeField
+from scheduling.time.parsing import DATETIME_EXAMPLE
 
 T = TypeVar("T")
 

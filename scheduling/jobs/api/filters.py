@@ -11,7 +11,7 @@ from typing import Any
 from rest_framework import serializers
 
 from scheduling.jobs.services import JobError, JobFilter, check_label_name
-from scheduling.models import Status
+from scheduling.rows.states import Status
 
 PAYLOAD_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,100}")
 MAX_PAYLOAD_DEPTH = 16

@@ -11,7 +11,6 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 
-from scheduling.api.views import BAD_REQUEST
 from scheduling.jobs.api.filters import FILTER_HELP
 from scheduling.jobs.api.serializers import (
     JobBulkCancelSerializer,
@@ -22,7 +21,8 @@ from scheduling.jobs.api.serializers import (
     JobSerializer,
 )
 from scheduling.jobs.services import KEY_FORM
-from scheduling.models import Status
+from scheduling.ops.api.views import BAD_REQUEST
+from scheduling.rows.states import Status
 
 # MyCoach's v2 scheduler request (the issue's shape; the instants are the article's "90 … 15 min
 # before the training").

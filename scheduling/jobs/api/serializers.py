@@ -9,13 +9,6 @@ from typing import Any, ClassVar
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from scheduling.api.serializers import (
-    BoundedJSONField,
-    BulkCancelSerializer,
-    BulkRescheduleSerializer,
-    ScheduledEventSerializer,
-    StrictDateTimeField,
-)
 from scheduling.jobs.api.fields import (
     CallbackField,
     KeyField,
@@ -25,7 +18,14 @@ from scheduling.jobs.api.fields import (
 )
 from scheduling.jobs.api.filters import FILTER_HELP
 from scheduling.jobs.models import Job, ScheduledJobRun
-from scheduling.models import iso_utc
+from scheduling.ops.api.serializers import (
+    BoundedJSONField,
+    BulkCancelSerializer,
+    BulkRescheduleSerializer,
+    ScheduledEventSerializer,
+    StrictDateTimeField,
+)
+from scheduling.time.times import iso_utc
 
 # A job's answer lists its pending runs and this many of its latest other runs.
 RUN_HISTORY = 50

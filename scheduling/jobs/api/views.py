@@ -15,10 +15,6 @@ from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from scheduling.api.defaults import FrameworkViewDefaults
-from scheduling.api.parsers import JSONParser
-from scheduling.api.throttles import JobWriteThrottle
-from scheduling.api.views import BulkActions, ModelViewPermission, validated
 from scheduling.jobs.api.filters import NOT_FILTERS, parse_bulk_filter, parse_job_filter
 from scheduling.jobs.api.schema import documented
 from scheduling.jobs.api.serializers import (
@@ -42,7 +38,11 @@ from scheduling.jobs.services import (
     job_put,
     job_reschedule_many,
 )
-from scheduling.models import Status
+from scheduling.ops.api.defaults import FrameworkViewDefaults
+from scheduling.ops.api.parsers import JSONParser
+from scheduling.ops.api.throttles import JobWriteThrottle
+from scheduling.ops.api.views import BulkActions, ModelViewPermission, validated
+from scheduling.rows.states import Status
 
 T = TypeVar("T")
 

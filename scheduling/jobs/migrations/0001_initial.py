@@ -6,7 +6,7 @@ import django.db.models.deletion
 import scheduling.jobs.indexes
 from django.db import migrations, models
 
-from scheduling.migration_operations import AdoptOrCreateModel, TuneScheduledTable, move_content_types
+from scheduling.rows.migration_operations import AdoptOrCreateModel, TuneScheduledTable, move_content_types
 
 
 class Migration(migrations.Migration):

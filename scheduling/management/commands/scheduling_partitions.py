@@ -2,9 +2,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scheduling.partitions import convert, is_partitioned, maintain, partitioning_of, partitions
-from scheduling.partitions.spec import parse_interval
-from scheduling.registry import get_scheduled_model, scheduled_models
+from scheduling.rows.due_partitions import parse_interval
+from scheduling.rows.partitions import (
+    convert,
+    is_partitioned,
+    maintain,
+    partitioning_of,
+    partitions,
+)
+from scheduling.rows.registry import get_scheduled_model, scheduled_models
 
 
 class Command(BaseCommand):

@@ -3,15 +3,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Model
 
-from scheduling.partitions import maintain_all
-from scheduling.purge import (
+from scheduling.rows.partitions import maintain_all
+from scheduling.rows.purge import (
     count_purgeable,
     has_history,
     purge_model,
     purge_orphans,
     purged_models,
 )
-from scheduling.registry import get_scheduled_model
+from scheduling.rows.registry import get_scheduled_model
 
 
 class Command(BaseCommand):

@@ -4,9 +4,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from redis.exceptions import RedisError
 
-from scheduling.models import ScheduledEvent
-from scheduling.ratelimit import UNLIMITED, current_limit, override_of, set_override
-from scheduling.registry import get_scheduled_model, scheduled_models
+from scheduling.delivery.ratelimit import UNLIMITED, current_limit, override_of, set_override
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.registry import get_scheduled_model, scheduled_models
 
 
 class Command(BaseCommand):

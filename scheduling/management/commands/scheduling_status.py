@@ -5,10 +5,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db.models import Min
 
-from scheduling.clock import database_now
-from scheduling.databases import database_of
-from scheduling.models import ScheduledEvent, Status
-from scheduling.registry import scheduled_models
+from scheduling.rows.clock import database_now
+from scheduling.rows.databases import database_of
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.registry import scheduled_models
+from scheduling.rows.states import Status
 
 
 def model_status(model: type[ScheduledEvent], now: datetime) -> dict[str, Any]:

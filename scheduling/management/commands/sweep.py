@@ -4,14 +4,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scheduling.checks import configuration_errors
-from scheduling.conf import scheduling_settings
-from scheduling.daemon import Daemon
-from scheduling.models import ScheduledEvent
-from scheduling.registry import get_scheduled_model, scheduled_models
-from scheduling.results import SweepResult
-from scheduling.setting_names import log_unknown_settings
-from scheduling.sweep import sweep
+from scheduling.delivery.checks import configuration_errors
+from scheduling.delivery.sweep.daemon import Daemon
+from scheduling.delivery.sweep.results import SweepResult
+from scheduling.delivery.sweep.run import sweep
+from scheduling.rows.conf import scheduling_settings
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.registry import get_scheduled_model, scheduled_models
+from scheduling.rows.setting_names import log_unknown_settings
 
 
 class Command(BaseCommand):

@@ -9,9 +9,9 @@ import zoneinfo
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-from scheduling import zones
 from scheduling.recurring.cron.plan import CronError, Plan
 from scheduling.recurring.cron.search import SECOND, next_wall
+from scheduling.time import zones
 
 
 def time_zone(tz: str) -> zoneinfo.ZoneInfo:

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from scheduling.migration_operations import TuneScheduledTable
+from scheduling.rows.migration_operations import TuneScheduledTable
 
 
 class Migration(migrations.Migration):

@@ -4,7 +4,7 @@ import datetime
 import django.db.models.deletion
 from django.db import migrations, models
 
-from scheduling.migration_operations import TuneScheduledTable
+from scheduling.rows.migration_operations import TuneScheduledTable
 
 
 class Migration(migrations.Migration):

@@ -4,8 +4,8 @@ import datetime
 import django.db.models.deletion
 from django.db import migrations, models
 
-from scheduling.migration_operations import TuneScheduledTable
-from scheduling.partitions import PartitionByDueTime
+from scheduling.rows.migration_operations import TuneScheduledTable
+from scheduling.rows.partitions import PartitionByDueTime
 
 
 class Migration(migrations.Migration):

@@ -1,0 +1,183 @@
+"""Draining what is due: batch after batch within the sweep's time budget, and behind a backlog
+on a second connection as well, so that one batch's claim overlaps the other's publishing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+
+from django.db import connections
+
+from scheduling.delivery.locks import SweepLock
+from scheduling.delivery.publishing import Publisher
+from scheduling.delivery.publishing.redis_batch import RedisBatchPublisher
+from scheduling.delivery.ratelimit import Budget
+from scheduling.delivery.sweep.results import Allowance, BatchResult, SweepResult
+from scheduling.delivery.sweep.sql import has_due_rows
+from scheduling.rows.databases import database_of
+from scheduling.rows.models import ScheduledEvent
+
+
+class Next(Enum):
+    """What a sweep does after a batch."""
+
+    CLAIM_AGAIN = "claim again"  # the batch was full, or more rows are due already
+    DRAINED = "drained"  # nothing else is due
+    STOPPED = "stopped"  # an error, the time budget, the lost lock or the other connection
+
+
+@dataclass
+class Drain:
+    model: type[ScheduledEvent]
+    now: datetime | None
+    batch_size: int
+    lock: SweepLock
+    batch: Callable[[Allowance], BatchResult]  # one transaction: claim, publish, mark
+    overlap: bool  # a second connection claims and publishes too behind a full batch
+    budget: Budget | None = None  # the model's rate limit; None: unlimited
+    guard: threading.Lock = field(default_factory=threading.Lock)  # the result's sums
+    # After a short batch, claim again at once if more rows are due by then. A holding sweep
+    # leaves them to its next wake instead, a few milliseconds later, rather than spinning.
+    chase: bool = True
+
+    def drain_due(self, result: SweepResult, deadline: float) -> bool:
+        """Deliver everything due now; False when stopped early (error, budget, lost lock)."""
+        while has_due_rows(self.model, self.now):
+            step = self.next_batch(result, deadline)
+            if step is not Next.CLAIM_AGAIN:
+                return step is Next.DRAINED
+            if not self.overlap:
+                return self.drain_loop(result, deadline)
+            if not self.drain_on_two_connections(result, deadline):
+                return False
+            # Each connection stopped at a short claim; look once more rather than trust that
+            # the other one had all the rest in its last batch.
+        result.drained = True
+        return True
+
+    def drain_on_two_connections(self, result: SweepResult, deadline: float) -> bool:
+        helper = BatchThread(self, result, deadline)
+        helper.start()
+        try:
+            drained = self.drain_loop(result, deadline, helper.stop)
+        except BaseException:
+            helper.stop.set()  # and wait for it: the lock must outlive both connections' work
+            helper.join()
+            raise
+        if not drained:
+            helper.stop.set()  # an error or the lost lock stops both connections
+        if not helper.finish() or not drained:
+            result.drained = False
+            return False
+        return True
+
+    def drain_loop(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None = None
+    ) -> bool:
+        """Batch after batch until one leaves nothing due (True) or the sweep must stop."""
+        step = Next.CLAIM_AGAIN
+        while step is Next.CLAIM_AGAIN:
+            step = self.next_batch(result, deadline, stop)
+        return step is Next.DRAINED
+
+    def next_batch(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None = None
+    ) -> Next:
+        allowance = self.allowance(result, deadline, stop)
+        if allowance.rows == 0:
+            result.drained = False
+            return Next.STOPPED  # the budget is spent until past the deadline
+        try:
+            batch = self.batch(allowance)
+        except BaseException:
+            self.give_back(allowance.rows)  # the batch rolled back: none of it was marked
+            raise
+        self.give_back(allowance.rows - batch.delivered)
+        with self.guard:
+            result.add(batch)
+        if batch.error:
+            return Next.STOPPED
+        if batch.claimed < allowance.rows and not (self.chase and self.more_due(batch)):
+            result.drained = True
+            return Next.DRAINED
+        result.drained = False
+        stopped = stop is not None and stop.is_set()
+        if stopped or time.monotonic() >= deadline or not self.lock.extend():
+            return Next.STOPPED
+        return Next.CLAIM_AGAIN
+
+    def allowance(
+        self, result: SweepResult, deadline: float, stop: threading.Event | None
+    ) -> Allowance:
+        """How many rows the next batch may claim: the batch size, or what the rate limit grants
+        now, waiting for it (not spinning) if it comes before the deadline; 0 if it does not."""
+        if self.budget is None:
+            return Allowance(self.batch_size)
+        waited = 0.0
+        while (grant := self.budget.take(self.batch_size)).rows == 0:
+            if time.monotonic() + grant.wait >= deadline or (stop and stop.is_set()):
+                break
+            (stop or threading.Event()).wait(grant.wait)  # a stopped helper wakes at once
+            waited += grant.wait
+        with self.guard:
+            result.rate_wait += waited
+        return Allowance(grant.rows, cut=grant.rows < self.batch_size, waited=waited > 0)
+
+    def give_back(self, rows: int) -> None:
+        # Reserve, then give back what was not published (fewer rows due than granted,
+        # expired, refused, rolled back): a grant taken before the claim can never let two
+        # sweepers publish past the limit, as counting after each publish could.
+        if self.budget is not None and rows > 0:
+            self.budget.give_back(rows)
+
+    def more_due(self, batch: BatchResult) -> bool:
+        """After a short batch: did its after_batch hook leave rows that are already due?"""
+        return batch.delivered > 0 and has_due_rows(self.model, self.now)
+
+
+def overlaps(publisher: Publisher, now: datetime | None, model: type[ScheduledEvent]) -> bool:
+    """A second connection pays where the batched Redis publisher is in use (thread-safe, one
+    round trip a batch): there the sweeper otherwise waits on PostgreSQL for much of each
+    batch. Not inside a caller's transaction, whose rows another connection cannot see, nor
+    with a fixed `now` (tests)."""
+    connection = connections[database_of(model)]
+    return (
+        now is None
+        and isinstance(publisher, RedisBatchPublisher)
+        and connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+    )
+
+
+class BatchThread(threading.Thread):
+    """Claims, publishes and marks batches on its own connection beside the sweep's.
+
+    Each batch is still one transaction on one connection; `FOR UPDATE SKIP LOCKED` keeps the
+    two connections' batches apart, as it keeps two sweeper slots apart.
+    """
+
+    def __init__(self, drain: Drain, result: SweepResult, deadline: float) -> None:
+        super().__init__(name=f"sweep {drain.model._meta.label} batches", daemon=True)
+        self.drain, self.result, self.deadline = drain, result, deadline
+        self.stop = threading.Event()
+        self.drained = False
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.drained = self.drain.drain_loop(self.result, self.deadline, self.stop)
+        except BaseException as exc:  # handed to the sweep's own thread by finish()
+            self.error = exc
+        finally:
+            self.stop.set()
+            connections.close_all()  # this thread's own connections
+
+    def finish(self) -> bool:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.drained

@@ -1,0 +1,262 @@
+"""The sweep's statements that bypass the ORM, by name, with the ORM's equivalent on other
+databases (SQLite, in the embedded mode). The rest of the sweep reads as steps over these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import F, QuerySet
+from django.db.models.functions import Coalesce, Now
+from django.utils import timezone
+
+from scheduling.rows.actors import process_actor
+from scheduling.rows.conf import SchedulingSettings
+from scheduling.rows.databases import database_of
+from scheduling.rows.history import record
+from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.states import Status
+
+# statement_timestamp(), like Django's Now(): the same clock the QuerySet methods write with.
+
+# ORDER BY due_at LIMIT 1 walks the partial index whatever the statistics say; a plain EXISTS
+# gets a sequential scan while stale statistics still count drained rows as pending.
+DUE_PROBE = (
+    "SELECT 1 FROM {table} WHERE status = 'pending' AND due_at <= {cutoff} ORDER BY due_at LIMIT 1"
+)
+
+NEXT_DUE_IN = (
+    "SELECT EXTRACT(EPOCH FROM due_at - statement_timestamp()) FROM {table}"
+    " WHERE status = 'pending' ORDER BY due_at LIMIT 1"
+)
+
+# synchronous_commit off is safe for our guarantees: the batch is published before this commit,
+# so a commit lost in a crash only puts its rows back to pending, to be published again with the
+# same ids (a duplicate that handlers absorb), never lost and never early. It saves a WAL flush
+# per batch.
+# The idle timeout lets a frozen sweeper's claim go (SIGSTOP, a stuck network): after about the
+# lock's TTL PostgreSQL ends its session, its rows are pending again and another sweeper
+# delivers them; the frozen one, thawed, cannot commit what it published, and handlers see
+# those duplicates' ids as handled already.
+# jit off: the sweep's statements are short, and on a partitioned table the planner's estimates
+# (summed over partitions) can cross jit_above_cost: compiling then costs a second a statement.
+CONFIGURE_SWEEP_TRANSACTION = (
+    "SELECT set_config('synchronous_commit', 'off', true), set_config('jit', 'off', true),"
+    " set_config('idle_in_transaction_session_timeout', %s, true),"
+    " statement_timestamp()"
+)
+
+# One array parameter instead of the ORM's `IN (%s, %s, ...)`, a placeholder a row, which
+# psycopg would interpolate client-side for every batch.
+MARK_DELIVERED = (
+    "UPDATE {table} SET status = %s, delivered_at = statement_timestamp(),"
+    " attempts = attempts + 1, last_error = '', updated_at = statement_timestamp()"
+    " WHERE {pk} = ANY(%s)"
+)
+
+# An at-most-once row whose effect began (effect_started_at) is in flight: never republished.
+UNHANDLED = (
+    "status = 'delivered' AND handled_at IS NULL AND effect_started_at IS NULL"
+    " AND delivered_at < {clock} - %(timeout)s"
+)
+UNHANDLED_PROBE = "SELECT 1 FROM {table} WHERE {unhandled} LIMIT 1"
+# Each requeued row's history: the publication its columns are about to forget, and what became
+# of it (redelivered, or failed out of tries), in the same statement.
+REQUEUE_UNHANDLED = """
+    WITH stale AS (
+        SELECT {pk} AS stale_pk FROM {table} WHERE {unhandled}
+        ORDER BY delivered_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+    ), requeued AS (
+        UPDATE {table} SET
+            status = CASE WHEN attempts >= %(max)s THEN 'failed' ELSE 'pending' END,
+            business_due_at = CASE WHEN attempts >= %(max)s THEN business_due_at
+                ELSE COALESCE(business_due_at, due_at) END,
+            due_at = CASE WHEN attempts >= %(max)s THEN due_at ELSE {clock} END,
+            last_error = %(note)s, updated_at = {clock}
+        FROM stale WHERE {pk} = stale.stale_pk
+        RETURNING {pk} AS id, status, attempts, version, delivered_at,
+            COALESCE(business_due_at, due_at) AS business_time
+    ), logged AS (
+        INSERT INTO {history} (model, row_id, at, kind, attempt, version, actor, detail)
+        SELECT %(label)s, id, entry.at, entry.kind, attempts, version, entry.actor, entry.detail
+        FROM requeued, LATERAL (VALUES
+            (delivered_at, 'published', 'sweep', jsonb_build_object('late_by_seconds',
+                round(extract(epoch FROM delivered_at - business_time)::numeric, 3))),
+            (statement_timestamp(), CASE WHEN status = 'failed' THEN 'failed' ELSE 'redelivered' END,
+                %(actor)s, jsonb_build_object('reason', %(note)s))
+        ) AS entry(at, kind, actor, detail)
+    )
+    SELECT id, status FROM requeued
+"""
+
+
+def on_postgresql(using: str = DEFAULT_DB_ALIAS) -> bool:
+    return connections[using].vendor == "postgresql"
+
+
+def quote(name: str, using: str = DEFAULT_DB_ALIAS) -> str:
+    return connections[using].ops.quote_name(name)
+
+
+def table(model: type[ScheduledEvent]) -> str:
+    return quote(model._meta.db_table, database_of(model))
+
+
+def pk_column(model: type[ScheduledEvent]) -> str:
+    return quote(model._meta.pk.column, database_of(model))
+
+
+def fetch_one(
+    sql: str, params: Any = None, using: str = DEFAULT_DB_ALIAS
+) -> tuple[Any, ...] | None:
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row
+
+
+def has_due_rows(model: type[ScheduledEvent], now: datetime | None) -> bool:
+    """A cheap probe, so an idle tick skips compiling and running the claim.
+
+    Only a shortcut: the claim alone decides what is published.
+    """
+    using = database_of(model)
+    if not on_postgresql(using):
+        return model.objects.due(now).exists()
+    cutoff = "%s" if now is not None else "statement_timestamp()"
+    sql = DUE_PROBE.format(table=table(model), cutoff=cutoff)
+    return fetch_one(sql, [now] if now is not None else None, using) is not None
+
+
+def seconds_until_next_due(model: type[ScheduledEvent]) -> float | None:
+    """How long until the next pending row falls due, by the database's clock; None if none."""
+    using = database_of(model)
+    if not on_postgresql(using):
+        return None
+    row = fetch_one(NEXT_DUE_IN.format(table=table(model)), using=using)
+    return float(row[0]) if row else None
+
+
+def configure_sweep_transaction(
+    conf: SchedulingSettings, using: str = DEFAULT_DB_ALIAS
+) -> datetime | None:
+    """Set the transaction's options; on PostgreSQL also return the database's clock, read in
+    the same round trip (the claim's cutoff)."""
+    if not on_postgresql(using):
+        return None
+    timeout_ms = max(int(conf.lock_ttl * 1000), 1000)
+    row = fetch_one(CONFIGURE_SWEEP_TRANSACTION, [str(timeout_ms)], using)
+    assert row is not None
+    clock: datetime = row[3]
+    return clock
+
+
+def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
+    using = database_of(model)
+    if not on_postgresql(using):
+        return model.objects.filter(pk__in=pks).update(
+            status=Status.DELIVERED,
+            delivered_at=Now(),
+            attempts=F("attempts") + 1,
+            last_error="",
+            updated_at=Now(),
+        )
+    sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model))
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [Status.DELIVERED.value, pks])
+        count: int = cursor.rowcount
+    return count
+
+
+@dataclass(frozen=True)
+class Unhandled:
+    """Rows published more than `timeout` ago and not handled yet, up to `limit` at a time."""
+
+    model: type[ScheduledEvent]
+    timeout: timedelta
+    limit: int
+    max_attempts: int
+    note: str  # the last_error they get
+    now: datetime | None  # a fixed clock (tests); else the database's
+
+    def sql(self, template: str) -> str:
+        clock = "%(now)s" if self.now is not None else "statement_timestamp()"
+        return template.format(
+            table=table(self.model),
+            pk=pk_column(self.model),
+            clock=clock,
+            unhandled=UNHANDLED.format(clock=clock),
+            history=quote(EventHistory._meta.db_table, self.using),
+        )
+
+    @property
+    def using(self) -> str:
+        return database_of(self.model)
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "now": self.now,
+            "timeout": self.timeout,
+            "limit": self.limit,
+            "max": self.max_attempts,
+            "note": self.note,
+            "label": self.model._meta.label_lower,
+            "actor": process_actor("reconcile"),
+        }
+
+    def rows(self) -> QuerySet[ScheduledEvent]:
+        """The ORM's version (no limit, no SKIP LOCKED), for other databases."""
+        cutoff = (self.now or timezone.now()) - self.timeout
+        return self.model.objects.awaiting_handling().filter(delivered_at__lt=cutoff)
+
+
+def any_unhandled(unhandled: Unhandled) -> bool:
+    if not on_postgresql(unhandled.using):
+        return unhandled.rows().exists()
+    sql = unhandled.sql(UNHANDLED_PROBE)
+    return fetch_one(sql, unhandled.params(), unhandled.using) is not None
+
+
+def requeue_unhandled(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
+    """Unhandled rows back to pending, due now; out of tries, failed. The primary keys of
+    (requeued, failed)."""
+    if not on_postgresql(unhandled.using):
+        return requeue_unhandled_rows(unhandled)
+    with connections[unhandled.using].cursor() as cursor:
+        cursor.execute(unhandled.sql(REQUEUE_UNHANDLED), unhandled.params())
+        outcomes = cursor.fetchall()
+    failed = [pk for pk, status in outcomes if status == Status.FAILED.value]
+    return [pk for pk, status in outcomes if status != Status.FAILED.value], failed
+
+
+def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
+    stale, note = list(unhandled.rows()), unhandled.note
+    out_of_tries = [row.pk for row in stale if row.attempts >= unhandled.max_attempts]
+    rows = unhandled.model.objects.filter(pk__in=[row.pk for row in stale])
+    rows.filter(pk__in=out_of_tries).update(status=Status.FAILED, last_error=note, updated_at=Now())
+    rows.exclude(pk__in=out_of_tries).update(
+        status=Status.PENDING,
+        business_due_at=Coalesce(F("business_due_at"), F("due_at")),
+        due_at=Now(),
+        last_error=note,
+        updated_at=Now(),
+    )
+    record.write(requeued_entries(stale, out_of_tries, note), using=unhandled.using)
+    return [row.pk for row in stale if row.pk not in out_of_tries], out_of_tries
+
+
+def requeued_entries(
+    stale: list[ScheduledEvent], out_of_tries: list[Any], note: str
+) -> list[EventHistory]:
+    reconciler = process_actor("reconcile")
+    entries = []
+    for row in stale:
+        kind = Kind.FAILED if row.pk in out_of_tries else Kind.REDELIVERED
+        entries += [
+            *record.publication(row),
+            record.entry(row, kind, actor=reconciler, detail={"reason": note}),
+        ]
+    return entries

@@ -1,0 +1,56 @@
+"""When delivery counts as late or stalled: the rules /healthz and the admin's alarms share.
+
+Late: a model's oldest due pending row has waited longer than SCHEDULING_HEALTH_MAX_LATENESS
+(/healthz answers 503, the dashboard and "needs attention" show the model in alarm). Stalled
+handling: published rows not handled within the model's handling timeout (the sweep publishes
+them again; the admin shows them meanwhile).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Q
+
+from scheduling.delivery import metrics
+from scheduling.rows.conf import scheduling_settings
+from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.querysets import ScheduledEventQuerySet, awaiting_handling_q, stuck_in_flight_q
+from scheduling.rows.registry import scheduled_models
+
+
+def max_lateness() -> float:
+    return scheduling_settings().health_max_lateness
+
+
+def is_late(oldest_due_seconds: float) -> bool:
+    """The oldest due pending row has waited past SCHEDULING_HEALTH_MAX_LATENESS."""
+    return oldest_due_seconds > max_lateness()
+
+
+def late_models() -> list[tuple[type[ScheduledEvent], float]]:
+    """(model, seconds its oldest due row has waited) of each late model, by the database's
+    clock. Nothing due is never late, even with no sweeper running."""
+    late = []
+    for model in scheduled_models():
+        seconds = metrics.oldest_due_seconds(model)
+        if is_late(seconds):
+            late.append((model, seconds))
+    return late
+
+
+def handling_deadline(model: type[ScheduledEvent], now: datetime) -> datetime:
+    """Rows published before this and still not handled are past the handling timeout."""
+    return now - timedelta(seconds=model.get_handling_timeout())
+
+
+def not_handled_in_time(
+    rows: ScheduledEventQuerySet[Any], now: datetime
+) -> ScheduledEventQuerySet[Any]:
+    """Of `rows` (any filter on one scheduled model), those awaiting handling past the model's
+    handling timeout, and at-most-once rows whose effect has been in flight that long."""
+    deadline = handling_deadline(rows.model, now)
+    return rows.filter(
+        awaiting_handling_q() & Q(delivered_at__lt=deadline) | stuck_in_flight_q(rows.model, now)
+    )

@@ -1,0 +1,111 @@
+"""Retention by partition: a partition wholly before the retention cutoff whose rows are ALL
+purgeable (purge.py's own predicate) is detached and dropped, with no row-by-row DELETE.
+
+PostgreSQL refuses DETACH ... CONCURRENTLY while a DEFAULT partition exists, and ours always
+does (no insert may fail). So the detach is the plain one, in its own short transaction with a
+short lock_timeout: ACCESS EXCLUSIVE on the parent for a catalog change (milliseconds once
+granted); a busy table makes it give up, and the next hourly run tries again. The rows are
+checked again once detached: one that stopped being purgeable meanwhile puts the partition
+back. History entries of the dropped rows are left to purge.py's walk of orphaned entries.
+
+The whole rule is checked before the detach; once detached, only its cheap part (status and
+times, one scan): a model's keep rule (recurring's newest fire of a schedule) costs an index
+probe a row, and what it reads (newer fires, the schedule's version) only ever turns a kept
+row purgeable, never the reverse.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import DatabaseError, OperationalError, transaction
+
+from scheduling.rows.partitions.catalog import (
+    Partition,
+    bound_clause,
+    execute,
+    fetch,
+    partitions_of,
+    quote,
+)
+
+LOCK_TIMEOUT = "2s"
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Dropped:
+    partitions: list[str] = field(default_factory=list)
+    rows: int = 0
+
+
+def past(partition: Partition, cutoff: datetime) -> bool:
+    """Every row it can hold was due before `cutoff` (the DEFAULT one never is)."""
+    return not partition.default and partition.upper is not None and partition.upper <= cutoff
+
+
+def drop_done_partitions(
+    connection: Any,
+    table: str,
+    conditions: tuple[str, str],
+    params: dict[str, Any],
+    cutoff: datetime,
+) -> Dropped:
+    """`conditions`: SQL over the alias `t`, true for a row done past its retention, without
+    and with the model's keep rule (the second: purgeable)."""
+    dropped = Dropped()
+    done, condition = conditions
+    for partition in partitions_of(connection, table):
+        if not past(partition, cutoff):
+            continue
+        rows = all_purgeable(connection, partition.name, condition, params)
+        if rows is None:
+            continue  # a row in it is not done, or kept: left to the row-wise purge
+        try:
+            gone = detach(connection, table, partition, done, params)
+        except OperationalError as exc:  # the lock_timeout: a busy table; the next run
+            log.warning("partition %s not dropped this time: %s", partition.name, exc)
+            continue
+        if gone:
+            dropped.partitions.append(partition.name)
+            dropped.rows += rows
+    return dropped
+
+
+def all_purgeable(connection: Any, name: str, condition: str, params: dict[str, Any]) -> int | None:
+    """How many rows the partition holds, if every one of them is purgeable; else None."""
+    table = quote(connection, name)
+    with transaction.atomic(using=connection.alias):
+        execute(connection, "SET LOCAL jit = off")  # as in the sweep (queries.py)
+        ((kept, rows),) = fetch(
+            connection,  # EXISTS stops at the first row kept: a partition not ready costs little
+            f"SELECT EXISTS (SELECT 1 FROM {table} AS t WHERE ({condition}) IS NOT TRUE),"
+            f" (SELECT count(*) FROM {table})",
+            params,
+        )
+    return None if kept else int(rows)
+
+
+def detach(
+    connection: Any, table: str, partition: Partition, condition: str, params: dict[str, Any]
+) -> bool:
+    """Detach, check again, drop; or put it back. True once dropped."""
+    parent, name = quote(connection, table), quote(connection, partition.name)
+    with transaction.atomic(using=connection.alias):
+        execute(connection, f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+        execute(connection, f"ALTER TABLE {parent} DETACH PARTITION {name}")
+    bounds = bound_clause(partition.lower, partition.upper)
+    reattach = f"ALTER TABLE {parent} ATTACH PARTITION {name} {bounds}"
+    try:
+        if all_purgeable(connection, partition.name, condition, params) is None:
+            # A row changed in between and is no longer done: the partition goes back as it was.
+            execute(connection, reattach)
+            return False
+        execute(connection, f"DROP TABLE {name}")
+    except DatabaseError:
+        execute(connection, reattach)  # never left detached, its rows out of the table's sight
+        raise
+    return True
