@@ -23,7 +23,8 @@ from django.db import connections, transaction
 from bench.common import broker, record, sql, timed, vacuum
 from bench.cpu import CpuUse
 from purchases.models import ScheduledPurchase
-from scheduling.delivery.sweep.run import claim_due, sweep
+from scheduling.delivery.sweep.batch import claim_due
+from scheduling.delivery.sweep.run import sweep
 from scheduling.delivery.sweep.sql import mark_delivered
 from scheduling.rows.clock import database_now
 from scheduling.rows.outgoing import OutgoingTask

@@ -36,7 +36,9 @@ from bench.drain import make_rows
 from bench.e2e_report import Outcome, Snapshot, report
 from bench.noop.models import ScheduledNoop, ScheduledNoopBatch
 from bench.release import ROOT as PROJECT_ROOT
-from bench.release import Plan, ProviderStats, free_port, start_provider, stop
+from bench.release import free_port, start_provider, stop
+from bench.release_plan import Plan
+from bench.release_report import ProviderStats
 from purchases.models import ScheduledPurchase
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.registry import scheduled_models

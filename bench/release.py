@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import redis
@@ -31,6 +31,7 @@ from django.conf import settings
 from bench.common import broker, sql
 from bench.cpu import cpu_seconds
 from bench.drain import make_rows
+from bench.release_plan import Plan
 from bench.release_report import (
     Leg,
     ProviderStats,
@@ -52,21 +53,6 @@ WORKERS = 2  # worker processes, each with its prefork pool
 RETRY_BACKOFF, RETRY_BACKOFF_MAX = "1", "5"
 SETTLE_POLLS = 2  # the run is over when the rows' counts are settled and unchanged this often
 STALL_SECONDS = 60  # ... or when nothing moved for this long (plus the outage)
-
-
-@dataclass(frozen=True)
-class Plan:
-    rows: int
-    rate: int  # messages a second: the provider's budget and the model's limit
-    outage: float  # seconds the provider refuses connections, once half the emails are in
-    naive_rows: int  # rows of the naive leg (no limit, no budget); 0: no such leg
-    concurrency: int  # pool processes of each worker
-    progress_every: float  # seconds between two progress lines
-    lead: float  # seconds from the rows' creation to the release: the processes start meanwhile
-
-    @property
-    def ideal(self) -> float:
-        return self.rows / self.rate
 
 
 def plan_for(quick: bool) -> Plan:

@@ -5,7 +5,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Q
@@ -13,11 +13,9 @@ from django.db.models import Count, Q
 from bench.common import record
 from bench.fake_smtp import Counts
 from bench.lateness import percentile
+from bench.release_plan import Plan
 from purchases.models import ScheduledPurchase
 from scheduling.rows.states import Status
-
-if TYPE_CHECKING:
-    from bench.release import Plan
 
 SETTLED = (Status.FAILED, Status.EXPIRED, Status.CANCELLED)  # out of the sweep's hands
 
@@ -117,7 +115,7 @@ def drain_seconds(release_at: float) -> float:
     return float(last) - release_at if last is not None else float("nan")
 
 
-def report_limited(plan: "Plan", leg: Leg) -> None:
+def report_limited(plan: Plan, leg: Leg) -> None:
     counts, provider = leg.counts, leg.provider
     figure("emails sent (counted by the provider)", provider.accepted, "emails")
     figure("duplicates (a download link twice)", provider.duplicates, "emails")
@@ -146,7 +144,7 @@ def report_pace(leg: Leg, prefix: str = "") -> None:
     figure(f"{prefix}emails a second while sending", pace, "/s")
 
 
-def report_rates(plan: "Plan", leg: Leg) -> None:
+def report_rates(plan: Plan, leg: Leg) -> None:
     published = sorted(map(float, leg.per_second))
     offered = sorted(map(float, leg.provider.offered()))
     figure(f"published a second, p99 (limit {plan.rate:,})", percentile(published, 0.99), "rows/s")
@@ -166,7 +164,7 @@ def report_cost(leg: Leg, prefix: str = "") -> None:
     figure(f"{prefix}load average (1 min) at the end", leg.load[1], "")
 
 
-def report_naive(plan: "Plan", leg: Leg) -> None:
+def report_naive(plan: Plan, leg: Leg) -> None:
     offered = leg.provider.offered()
     over = [n - plan.rate for n in offered if n > plan.rate]
     figure("naive: emails sent", leg.provider.accepted, "emails", expected=leg.rows)

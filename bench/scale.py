@@ -9,7 +9,8 @@ import time
 
 from bench.common import broker, make_notification_rows, record, sql, vacuum
 from scheduling.delivery.publishing import shared_publisher
-from scheduling.delivery.sweep.run import sweep, sweep_batch
+from scheduling.delivery.sweep.batch import sweep_batch
+from scheduling.delivery.sweep.run import sweep
 from scheduling.rows.conf import scheduling_settings
 from trainings.models import ScheduledTrainingNotification
 

@@ -2,9 +2,9 @@
 
 A host imports what it needs from here (`from scheduling import ScheduledEvent, handle_once`);
 nothing heavy is imported until a name is asked for, so this package loads before Django's apps
-are ready. Dotted paths for settings: "scheduling.SchedulingBackend" (TASKS),
-"scheduling.AppDatabaseRouter" and "scheduling.ReplicaRouter" (DATABASE_ROUTERS),
-"scheduling.ReplicaReadsMiddleware" (MIDDLEWARE). Models: `scheduling.models`.
+are ready. Dotted paths for settings: "scheduling.AppDatabaseRouter" and
+"scheduling.ReplicaRouter" (DATABASE_ROUTERS), "scheduling.ReplicaReadsMiddleware" (MIDDLEWARE),
+"scheduling.jobs.backends.SchedulingBackend" (TASKS). Models: `scheduling.models`.
 
 The framework itself lives in four wings, each importing only those below it:
   ops/       what people look at: admin, REST API, dashboard and health views, forms
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from scheduling.delivery.handling.signals import event_failed, event_gave_up
     from scheduling.delivery.tasks import EventHandlerTask
     from scheduling.delivery.testing import assert_scheduled, run_due, scheduled
-    from scheduling.jobs.backends import SchedulingBackend
     from scheduling.ops.admin import ScheduledEventAdmin, ScheduledEventInline
     from scheduling.rows.actors import actor
     from scheduling.rows.due_partitions import DuePartitions
@@ -60,7 +59,6 @@ PUBLIC = {
     "ScheduledEventAdmin": "scheduling.ops.admin",
     "ScheduledEventInline": "scheduling.ops.admin",
     "ScheduledEventQuerySet": "scheduling.rows.querysets",
-    "SchedulingBackend": "scheduling.jobs.backends",
     "Status": "scheduling.rows.states",
     "actor": "scheduling.rows.actors",
     "assert_scheduled": "scheduling.delivery.testing",
@@ -88,7 +86,6 @@ __all__ = [
     "ScheduledEventAdmin",
     "ScheduledEventInline",
     "ScheduledEventQuerySet",
-    "SchedulingBackend",
     "Status",
     "actor",
     "assert_scheduled",
@@ -123,7 +120,7 @@ MOVED = {
     "actors": "rows.actors",
     "api": "ops.api",
     "backends": "jobs.backends",
-    "batch_plan": "delivery.sweep.batch",
+    "batch_plan": "delivery.sweep.plan",
     "batches": "delivery.handling.batches",
     "calendars": "time.calendars",
     "calendars.admin": "ops.admin.calendars",
@@ -133,7 +130,7 @@ MOVED = {
     "calendars.parsing": "time.calendars.parsing",
     "calendars.references": "time.calendars.references",
     "calendars.rules": "time.calendars.rules",
-    "calendars.store": "time.calendars.store",
+    "calendars.store": "time.calendars.models",
     "celery": "delivery.celery",
     "checks": "delivery.checks",
     "clock": "rows.clock",
@@ -149,7 +146,7 @@ MOVED = {
     "handling_sql": "delivery.handling.sql",
     "health": "ops.health",
     "history": "rows.history",
-    "hold": "delivery.sweep.hold",
+    "hold": "delivery.sweep.loop",
     "host_fields": "rows.host_fields",
     "jsonvalues": "rows.jsonvalues",
     "locks": "delivery.locks",

@@ -28,7 +28,7 @@ def connect_calendars() -> None:
     one recomputes their pending fire times."""
     from django.db.models.signals import post_save
 
-    from scheduling.recurring.calendars import replan_on_save, schedules_using
+    from scheduling.recurring.calendar_replan import replan_on_save, schedules_using
     from scheduling.time.calendars.models import Calendar
     from scheduling.time.calendars.references import calendar_users
 

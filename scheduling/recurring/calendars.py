@@ -10,18 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
-from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import models
 
 from scheduling.recurring.policies import fires_left
-from scheduling.rows.databases import database_of
+from scheduling.recurring.shapes import Schedule
+from scheduling.time.calendars.models import rules_for, unknown
 from scheduling.time.calendars.rules import MICROSECOND, CalendarError, Excluding
-from scheduling.time.calendars.store import dependents, rules_for, unknown
-
-if TYPE_CHECKING:
-    from scheduling.recurring.models import RecurringSchedule
 
 CronFire = Callable[[datetime], "datetime | None"]
 # Consecutive fire times a calendar may swallow before the schedule counts as ended (a
@@ -66,9 +61,7 @@ def planned_fires(
             fire = cron_fire(span[1] - MICROSECOND)
 
 
-def calendar_fire(
-    cron_fire: CronFire, schedule: RecurringSchedule, after: datetime
-) -> datetime | None:
+def calendar_fire(cron_fire: CronFire, schedule: Schedule, after: datetime) -> datetime | None:
     """The schedule's first fire after `after` that its calendars let through (or move)."""
     try:
         rules = schedule_rules(schedule)
@@ -84,7 +77,7 @@ def calendar_fire(
     return None
 
 
-def schedule_rules(schedule: RecurringSchedule) -> Excluding | None:
+def schedule_rules(schedule: Schedule) -> Excluding | None:
     """The union of the schedule's calendars, loaded once per schedule instance."""
     key = tuple(schedule.calendars)
     cached = schedule.__dict__.get("_calendar_rules")
@@ -94,7 +87,7 @@ def schedule_rules(schedule: RecurringSchedule) -> Excluding | None:
     return cached[1]
 
 
-def schedule_plan(schedule: RecurringSchedule, *, count: int, after: datetime) -> list[PlannedFire]:
+def schedule_plan(schedule: Schedule, *, count: int, after: datetime) -> list[PlannedFire]:
     """The next `count` fires with the skipped ones between them, for the previews; no more than
     max_fires leaves."""
     left = fires_left(schedule)
@@ -111,7 +104,7 @@ def schedule_plan(schedule: RecurringSchedule, *, count: int, after: datetime) -
     return entries
 
 
-def calendar_errors(schedule: RecurringSchedule) -> dict[str, str]:
+def calendar_errors(schedule: Schedule) -> dict[str, str]:
     """The schedule's calendar fields, by field, each message naming the accepted form."""
     names = schedule.calendars
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
@@ -122,51 +115,3 @@ def calendar_errors(schedule: RecurringSchedule) -> dict[str, str]:
     if schedule.calendar_policy not in CalendarPolicy.values:
         return {"calendar_policy": f"Enter one of {', '.join(CalendarPolicy.values)}."}
     return {}
-
-
-def schedules_using(name: str) -> list[str]:
-    """The schedules whose calendars include `name` (calendar_users' finder)."""
-    return [f"schedule {schedule}" for _, schedule in _naming({name})]
-
-
-def _naming(names: set[str]) -> list[tuple[int, str]]:
-    """(pk, name) of the schedules naming any of `names`; few schedules have calendars."""
-    from scheduling.recurring.models import RecurringSchedule
-
-    schedules = RecurringSchedule.objects.exclude(calendars=[])
-    rows = schedules.values_list("pk", "name", "calendars")
-    return [(pk, name) for pk, name, used in rows if names & set(used)]
-
-
-def schedules_replan(*, calendar: str) -> int:
-    """A calendar changed: every schedule it reaches (directly or composed) takes a new version,
-    so that its pending occurrences are computed again. Returns how many did."""
-    from scheduling.recurring.models import RecurringSchedule
-
-    ids = [pk for pk, _ in _naming(dependents(calendar))]
-    with transaction.atomic(using=database_of(RecurringSchedule)):
-        for schedule in RecurringSchedule.objects.select_for_update().filter(pk__in=ids):
-            # Loaded state unknown counts as changed: save() bumps the version, cancels the
-            # pending occurrences and materialises the next ones under the new calendars.
-            del schedule._loaded
-            _replan(schedule, calendar)
-    return len(ids)
-
-
-def _replan(schedule: RecurringSchedule, calendar: str) -> None:
-    """Saves the schedule again; a refusal is the calendar change's, worded without the
-    schedule's own values (its cron), which the calendar's editor may not be allowed to read."""
-    try:
-        schedule.save()
-    except ValidationError:
-        raise ValidationError(
-            {
-                "calendar": f"This change to {calendar} leaves a schedule that uses it with no "
-                "fire time; change the calendar, or the schedule first."
-            }
-        ) from None
-
-
-def replan_on_save(sender: Any, instance: Any, **kwargs: Any) -> None:
-    """post_save of a Calendar."""
-    schedules_replan(calendar=instance.name)

@@ -383,11 +383,11 @@ class ScheduledOccurrence(ScheduledEvent):
         return self.task_message(published_at, schedule.task, task_queue(schedule.task))
 
     @classmethod
-    def hold_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
-        from scheduling.recurring.overlap import occurrences_hold_back
+    def keep_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
+        from scheduling.recurring.overlap import occurrences_keep_back
 
         # Overlap policies: a fire whose predecessor is not handled is skipped or held.
-        return occurrences_hold_back(rows, now=now)
+        return occurrences_keep_back(rows, now=now)
 
     @classmethod
     def after_batch(

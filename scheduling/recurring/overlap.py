@@ -1,4 +1,4 @@
-"""Overlap policies, applied by the sweep before it publishes a batch (the hold_back hook): a
+"""Overlap policies, applied by the sweep before it publishes a batch (the keep_back hook): a
 timeline fire due while the schedule's previous fire is not handled yet is
 
 - `skip`: cancelled, its reason naming the policy and the occurrence it waited for (in its
@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce, Now
 
-from scheduling.recurring.models import ScheduledOccurrence
+from scheduling.recurring.chain import occurrences_chain
 from scheduling.recurring.policies import OverlapPolicy
+from scheduling.recurring.shapes import Occurrence
 from scheduling.rows.history import bulk
 from scheduling.rows.history.models import Kind
 from scheduling.rows.states import Status
@@ -44,18 +45,22 @@ class Predecessor(NamedTuple):
     due_at: datetime
 
 
-def occurrences_hold_back(rows: Sequence[ScheduledOccurrence], *, now: datetime) -> set[int]:
-    """The claimed rows not to publish now, each skipped or held as its policy says."""
+def occurrences_keep_back(rows: Sequence[Occurrence], *, now: datetime, model: type[Any]) -> set[int]:
+    """The claimed rows (`model`: Occurrence) not to publish now, each skipped or held
+    as its policy says."""
     candidates = [row for row in rows if _subject_to_overlap(row)]
-    held = _skip_or_buffer(candidates, now=now) if candidates else set()
-    preload_fire_times([row for row in rows if row.pk not in held])
+    held = _skip_or_buffer(candidates, now=now, model=model) if candidates else set()
+    preload_fire_times([row for row in rows if row.pk not in held], model=model)
     return held
 
 
-def _skip_or_buffer(candidates: list[ScheduledOccurrence], *, now: datetime) -> set[int]:
-    waiting_for = _unhandled_predecessors({row.schedule_id for row in candidates}, now=now)
-    skipped: list[tuple[ScheduledOccurrence, Predecessor]] = []
-    buffered: list[tuple[ScheduledOccurrence, Predecessor]] = []
+def _skip_or_buffer(
+    candidates: list[Occurrence], *, now: datetime, model: type[Any]
+) -> set[int]:
+    schedule_ids = {row.schedule_id for row in candidates}
+    waiting_for = _unhandled_predecessors(schedule_ids, now=now, model=model)
+    skipped: list[tuple[Occurrence, Predecessor]] = []
+    buffered: list[tuple[Occurrence, Predecessor]] = []
     for group in _by_schedule(candidates).values():
         blocker = waiting_for.get(group[0].schedule_id)
         # Rows of one batch follow one another: each waits for the one before it.
@@ -67,12 +72,12 @@ def _skip_or_buffer(candidates: list[ScheduledOccurrence], *, now: datetime) -> 
             buffered.append((blocked[0], blocker))
             blocked = blocked[1:]
         skipped.extend((row, blocker) for row in blocked)
-    _skip(skipped, now=now)
-    _buffer(buffered, now=now)
+    _skip(skipped, now=now, model=model)
+    _buffer(buffered, now=now, model=model)
     return {row.pk for row, _ in [*skipped, *buffered]}
 
 
-def _subject_to_overlap(row: ScheduledOccurrence) -> bool:
+def _subject_to_overlap(row: Occurrence) -> bool:
     # attempts counts publications: a row published before was let through already.
     return (
         row.schedule.overlap_policy != OverlapPolicy.ALLOW
@@ -83,20 +88,22 @@ def _subject_to_overlap(row: ScheduledOccurrence) -> bool:
 
 
 def _by_schedule(
-    rows: Sequence[ScheduledOccurrence],
-) -> dict[int, list[ScheduledOccurrence]]:
-    groups: dict[int, list[ScheduledOccurrence]] = defaultdict(list)
+    rows: Sequence[Occurrence],
+) -> dict[int, list[Occurrence]]:
+    groups: dict[int, list[Occurrence]] = defaultdict(list)
     for row in sorted(rows, key=lambda row: (row.due_at, row.pk)):
         groups[row.schedule_id].append(row)
     return groups
 
 
-def _unhandled_predecessors(schedule_ids: set[int], *, now: datetime) -> dict[int, Predecessor]:
+def _unhandled_predecessors(
+    schedule_ids: set[int], *, now: datetime, model: type[Any]
+) -> dict[int, Predecessor]:
     """Per schedule, its latest published timeline occurrence still awaiting handling."""
-    timeout = timedelta(seconds=ScheduledOccurrence.get_handling_timeout())
+    timeout = timedelta(seconds=model.get_handling_timeout())
     published = Q(status=Status.DELIVERED) | Q(status=Status.PENDING, attempts__gt=0)
     rows = (
-        ScheduledOccurrence.objects.filter(published, schedule_id__in=schedule_ids)
+        model.objects.filter(published, schedule_id__in=schedule_ids)
         .filter(manual=False, handled_at__isnull=True, delivered_at__gt=now - timeout)
         .order_by("due_at")
         .values_list("schedule_id", "pk", "due_at")
@@ -111,28 +118,30 @@ def _reason(policy: str, blocker: Predecessor) -> str:
     )
 
 
-def _skip(skipped: list[tuple[ScheduledOccurrence, Predecessor]], *, now: datetime) -> None:
+def _skip(
+    skipped: list[tuple[Occurrence, Predecessor]], *, now: datetime, model: type[Any]
+) -> None:
     """Cancel the skipped rows with their reason, then carry their timelines on."""
-    from scheduling.recurring.services import occurrences_chain
-
     for row, blocker in skipped:
         reason = _reason(OverlapPolicy.SKIP, blocker)
         values = {"status": Status.CANCELLED, "cancel_reason": reason, "cancelled_at": Now()}
         detail = {"overlap_policy": OverlapPolicy.SKIP.value, "waiting_for": blocker.pk}
-        rows = ScheduledOccurrence.objects.filter(pk=row.pk, status=Status.PENDING)
+        rows = model.objects.filter(pk=row.pk, status=Status.PENDING)
         bulk.apply(rows, bulk.Change(Kind.CANCELLED, values, detail))
         row.status = Status.CANCELLED
     # Cancelled first: the successor of a head would otherwise meet it in the one-pending index.
-    occurrences_chain(delivered=[], expired=[row for row, _ in skipped], now=now)
+    occurrences_chain(model=model, delivered=[], expired=[row for row, _ in skipped], now=now)
 
 
-def _buffer(buffered: list[tuple[ScheduledOccurrence, Predecessor]], *, now: datetime) -> None:
+def _buffer(
+    buffered: list[tuple[Occurrence, Predecessor]], *, now: datetime, model: type[Any]
+) -> None:
     """Move each held row a recheck later; the first hold of a row is recorded, not the rest."""
     if not buffered:
         return
     ids = [row.pk for row, _ in buffered]
     already = set(
-        ScheduledOccurrence.objects.filter(pk__in=ids, business_due_at__isnull=False).values_list(
+        model.objects.filter(pk__in=ids, business_due_at__isnull=False).values_list(
             "pk", flat=True
         )
     )
@@ -140,7 +149,7 @@ def _buffer(buffered: list[tuple[ScheduledOccurrence, Predecessor]], *, now: dat
         "due_at": now + RECHECK,
         "business_due_at": Coalesce(F("business_due_at"), F("due_at")),
     }
-    ScheduledOccurrence.objects.filter(pk__in=already).update(**values)
+    model.objects.filter(pk__in=already).update(**values)
     for row, blocker in buffered:
         if row.pk in already:
             continue
@@ -149,18 +158,18 @@ def _buffer(buffered: list[tuple[ScheduledOccurrence, Predecessor]], *, now: dat
             "overlap_policy": OverlapPolicy.BUFFER_ONE.value,
             "waiting_for": blocker.pk,
         }
-        rows = ScheduledOccurrence.objects.filter(pk=row.pk)
+        rows = model.objects.filter(pk=row.pk)
         bulk.apply(rows, bulk.Change(Kind.RESCHEDULED, values, detail))
 
 
-def preload_fire_times(rows: Sequence[ScheduledOccurrence]) -> None:
+def preload_fire_times(rows: Sequence[Occurrence], *, model: type[Any]) -> None:
     """business_due_at is left out of the claim; buffer_one rows read it for their fire time:
     one query for the batch instead of one per row."""
     wanted = [row for row in rows if row.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE]
     if not wanted:
         return
     stored = dict(
-        ScheduledOccurrence.objects.filter(pk__in=[row.pk for row in wanted]).values_list(
+        model.objects.filter(pk__in=[row.pk for row in wanted]).values_list(
             "pk", "business_due_at"
         )
     )

@@ -7,15 +7,19 @@ overlap policy in the sweep, the DST policy lives in cron/dst.py."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import models
 from django.utils import timezone as django_timezone
 
+from scheduling.recurring.shapes import Schedule
 from scheduling.rows.actors import current_actor
 
-if TYPE_CHECKING:
-    from scheduling.recurring.models import RecurringSchedule
+
+class MisfirePolicy(models.TextChoices):
+    FIRE_ALL = "fire_all", "Fire every missed time"
+    FIRE_ONCE = "fire_once", "Fire once, then move on"
+    SKIP = "skip", "Skip missed times"
 
 
 class OverlapPolicy(models.TextChoices):
@@ -59,7 +63,7 @@ def choice_message(field: str, value: Any) -> str:
     return f"{field} {value!r} is not valid; expected one of {accepted(field)}."
 
 
-def policy_errors(schedule: RecurringSchedule) -> dict[str, str]:
+def policy_errors(schedule: Schedule) -> dict[str, str]:
     """Every problem with the schedule's policies, by field; empty when they can be saved."""
     errors = {
         field: choice_message(field, getattr(schedule, field))
@@ -85,19 +89,19 @@ def policy_errors(schedule: RecurringSchedule) -> dict[str, str]:
     return errors
 
 
-def finished(schedule: RecurringSchedule) -> bool:
+def finished(schedule: Schedule) -> bool:
     """It fired max_fires times: no fire is left."""
     return schedule.max_fires is not None and schedule.fire_count >= schedule.max_fires
 
 
-def fires_left(schedule: RecurringSchedule) -> int | None:
+def fires_left(schedule: Schedule) -> int | None:
     """How many more times it may fire; None: no limit."""
     if schedule.max_fires is None:
         return None
     return max(schedule.max_fires - schedule.fire_count, 0)
 
 
-def track_pause(schedule: RecurringSchedule) -> datetime | None:
+def track_pause(schedule: Schedule) -> datetime | None:
     """Before a save: a paused (disabled) schedule gets when and by whom, once; a running one
     loses its pause and note. Returns where a resume with resume_policy catch_up catches up
     from (the pause's start), else None."""

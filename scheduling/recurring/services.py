@@ -1,6 +1,6 @@
 """Writes on schedules and their occurrences, as service functions named
-<entity>_<action>: the sweep's chain step, the editor's "make sure of the pending
-occurrence", the repair, and the admin's and the API's actions.
+<entity>_<action>: the repair, and the admin's and the API's actions. The sweep's chain step
+and the editor's "make sure of the pending occurrence", which the models call, are chain.py's.
 
 Locking, which keeps edits and the sweep from racing or deadlocking: the sweep holds its
 claimed occurrences and takes the schedules with `FOR NO KEY UPDATE SKIP LOCKED`; a schedule
@@ -11,127 +11,19 @@ an editor, and a successor is never inserted from a schedule version that is bei
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from django.db import models, transaction
-from django.db.models import Exists, F, OuterRef, Q, Value
-from django.db.models.functions import Coalesce, Greatest, Now
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Now
 from django.utils import timezone as django_timezone
 
 from scheduling.recurring.calendars import schedule_plan
-from scheduling.recurring.conf import recurring_settings
-from scheduling.recurring.models import (
-    MICROSECOND,
-    MisfirePolicy,
-    RecurringSchedule,
-    ScheduledOccurrence,
-)
+from scheduling.recurring.chain import occurrence_ensure
+from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.policies import finished
-from scheduling.recurring.sql import HOLD_SCHEDULES, INSERT_PENDING
-from scheduling.recurring.timeline import Successor, occurrence_successors, timeline_successors
-from scheduling.rows.databases import connection_of, database_of
-from scheduling.rows.history import bulk
-from scheduling.rows.history.models import Kind
+from scheduling.rows.databases import database_of
 from scheduling.rows.states import Status
-
-
-def occurrences_chain(
-    *,
-    delivered: Sequence[ScheduledOccurrence],
-    expired: Sequence[ScheduledOccurrence],
-    now: datetime,
-) -> int:
-    """Inside the sweep's batch: cancel stale rows, insert each schedule's next occurrences,
-    record the last fire. Returns how many occurrences were inserted."""
-    stale = [row for row in expired if row.is_stale()]
-    if stale:
-        reason = "stale schedule version"
-        stale_rows = ScheduledOccurrence.objects.filter(pk__in=[row.pk for row in stale])
-        values = {"status": Status.CANCELLED, "cancel_reason": reason, "cancelled_at": Now()}
-        bulk.apply(stale_rows, bulk.Change(Kind.CANCELLED, values, {"reason": reason}))
-    rows = [row for row in [*delivered, *expired] if not row.manual and not row.is_stale()]
-    held = _hold_schedules(rows)
-    # A catch-up row records its fire; only the head carries the timeline on.
-    heads = [row for row in rows if row.schedule_id in held and not row.catch_up]
-    for row in heads:  # counted in this batch: max_fires reads the new count
-        row.schedule.fire_count = held[row.schedule_id]
-    conf = recurring_settings()
-    successors = [s for row in heads for s in occurrence_successors(row, now=now, conf=conf)]
-    return insert_pending(successors)
-
-
-def insert_pending(successors: Sequence[Successor]) -> int:
-    """Insert new pending occurrences in one statement; returns how many were inserted. A head
-    that would be a schedule's second is dropped (ON CONFLICT DO NOTHING on the one-pending
-    index): the first one stands."""
-    if not successors:
-        return 0
-    if connection_of(ScheduledOccurrence).vendor != "postgresql":
-        rows = [
-            ScheduledOccurrence(
-                schedule_id=s.schedule_id,
-                schedule_version=s.version,
-                due_at=s.due_at,
-                missed_run=s.missed_run,
-                catch_up=s.catch_up,
-            )
-            for s in successors
-        ]
-        before = ScheduledOccurrence.objects.count()
-        ScheduledOccurrence.objects.bulk_create(rows, ignore_conflicts=True)
-        return ScheduledOccurrence.objects.count() - before
-    # One statement over arrays: the ORM's bulk_create spends more time building the
-    # statement for a 1000-row batch than PostgreSQL spends running it.
-    arrays: list[list[Any]] = [list(column) for column in zip(*successors, strict=True)]
-    with connection_of(ScheduledOccurrence).cursor() as cursor:
-        cursor.execute(INSERT_PENDING, arrays)
-        return cursor.rowcount
-
-
-def _hold_schedules(rows: list[ScheduledOccurrence]) -> dict[int, int]:
-    """Lock the rows' schedules and record their last fire and fire count; returns the ids
-    held, each with its fire count.
-
-    SKIP LOCKED: a schedule locked by an editor is the editor's to materialise (see the
-    module docstring); waiting for it could deadlock on the occurrences this batch holds.
-    """
-    if not rows:
-        return {}
-    if connection_of(ScheduledOccurrence).vendor != "postgresql":
-        held = _lock_schedules({row.schedule_id for row in rows})
-        _record_last_fired([r for r in rows if r.schedule_id in held])
-        counts = RecurringSchedule.objects.filter(pk__in=held).values_list("pk", "fire_count")
-        return dict(counts)
-    ids = [row.schedule_id for row in rows]
-    fired = [row.due_at if row.status == Status.DELIVERED else None for row in rows]
-    first = [row.attempts == 0 for row in rows]  # attempts counts earlier publications
-    with connection_of(ScheduledOccurrence).cursor() as cursor:
-        cursor.execute(HOLD_SCHEDULES, [ids, fired, first, ids])
-        return dict(cursor.fetchall())
-
-
-def _lock_schedules(ids: set[int]) -> set[int]:
-    locked = RecurringSchedule.objects.select_for_update(skip_locked=True, no_key=True)
-    return set(locked.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
-
-
-def _record_last_fired(rows: list[ScheduledOccurrence]) -> None:
-    by_time: dict[datetime, list[int]] = defaultdict(list)
-    for row in rows:
-        if row.status == Status.DELIVERED:
-            by_time[row.due_at].append(row.schedule_id)
-            if row.attempts == 0:  # a first publication is a fire
-                RecurringSchedule.objects.filter(pk=row.schedule_id).update(
-                    fire_count=F("fire_count") + 1
-                )
-    for fired, ids in by_time.items():
-        value = Value(fired, output_field=models.DateTimeField())
-        RecurringSchedule.objects.filter(pk__in=ids).update(
-            last_fired_at=Greatest(Coalesce("last_fired_at", value), value)
-        )
 
 
 def _occurrence(
@@ -143,110 +35,6 @@ def _occurrence(
         due_at=due_at,
         missed_run=missed_run,
         manual=manual,
-    )
-
-
-def occurrence_ensure(
-    *, schedule: RecurringSchedule, catch_up_from: datetime | None = None
-) -> ScheduledOccurrence | None:
-    """Give an enabled schedule its pending occurrence if it has none (and, for a fire_all
-    catch-up, the missed ones before it); call with the schedule row locked (after updating
-    it), inside a transaction. `catch_up_from`: a resume with resume_policy catch_up, which
-    publishes the fire times after it within the catch-up window."""
-    if not schedule.enabled or finished(schedule):
-        return None
-    pending = schedule.occurrences.filter(status=Status.PENDING, manual=False, catch_up=False)
-    # Waits for a sweep delivering the pending row; once it commits, the row is delivered.
-    current = pending.select_for_update(of=("self",)).first()
-    if current is not None:
-        return current
-    now = django_timezone.now()
-    successors = (
-        _resume_successors(schedule, catch_up_from, now)
-        if catch_up_from is not None
-        else _next_successors(schedule, now)
-    )
-    if not successors:
-        return None
-    # The head first: if a sweep that held the schedule before us inserted one meanwhile,
-    # it inserted this catch-up too.
-    if insert_pending(successors[-1:]):
-        insert_pending(successors[:-1])
-    return pending.first()
-
-
-def occurrences_begin(*, schedule: RecurringSchedule) -> datetime | None:
-    """A schedule inserted in this transaction: insert its first occurrences (and, fire_all
-    with a past starts_at, the missed ones) in one statement; returns the head's due time.
-
-    Nothing to read or lock first: no sweep sees the schedule before it commits, so it has no
-    occurrence yet (the reads occurrence_ensure makes cost a creation five of its queries)."""
-    if not schedule.enabled or finished(schedule):
-        return None
-    successors = _next_successors(schedule, django_timezone.now(), new=True)
-    if not successors:
-        return None
-    insert_pending(successors)
-    return successors[-1].due_at
-
-
-def _next_successors(
-    schedule: RecurringSchedule, now: datetime, *, new: bool = False
-) -> list[Successor]:
-    """`new`: the schedule was inserted in this transaction, so it has no occurrences to read."""
-    conf = recurring_settings()
-    # The timeline goes on after its last fire time however that ended: delivered, expired,
-    # failed, or cancelled by hand (a version change cancels with the old version).
-    latest = (
-        None
-        if new
-        else schedule.occurrences.filter(manual=False, schedule_version=schedule.version)
-        .exclude(status=Status.PENDING, catch_up=False)
-        .order_by("-due_at")
-        .first()
-    )
-    if latest is not None:
-        latest.schedule = schedule
-        return occurrence_successors(latest, now=now, conf=conf)
-    starts_before_now = schedule.starts_at < now
-    if (
-        starts_before_now
-        and schedule.misfire_policy == MisfirePolicy.FIRE_ALL
-        and not _ever_materialised(schedule, new=new)
-    ):
-        # A new fire_all schedule catches up from its starts_at, even one in the past.
-        return timeline_successors(
-            schedule, after=schedule.starts_at - MICROSECOND, missed_run=0, now=now, conf=conf
-        )
-    # A new version starts from now (what an edit or a disabled spell left out is not sent),
-    # and after the last fire of any version, which a sweep may have sent a moment ago.
-    last = None if new else _last_fire(schedule)
-    fire = schedule.next_fire_after(max(now, last or now))
-    return [Successor(schedule.pk, schedule.version, fire, 0)] if fire is not None else []
-
-
-def _resume_successors(
-    schedule: RecurringSchedule, paused_at: datetime, now: datetime
-) -> list[Successor]:
-    """A resume with resume_policy catch_up: the fire times since the pause (or the last fire
-    after it), within the catch-up window, as a catch-up, then the next one."""
-    after = max(paused_at, _last_fire(schedule) or paused_at)
-    conf = recurring_settings()
-    return timeline_successors(
-        schedule, after=after, missed_run=0, now=now, conf=conf, catch_up=True
-    )
-
-
-def _last_fire(schedule: RecurringSchedule) -> datetime | None:
-    happened = (Status.DELIVERED, Status.EXPIRED, Status.FAILED)
-    rows = schedule.occurrences.filter(manual=False, status__in=happened).order_by("-due_at")
-    return rows.values_list("due_at", flat=True).first()
-
-
-def _ever_materialised(schedule: RecurringSchedule, *, new: bool = False) -> bool:
-    # last_fired_at too: the purge may have deleted every occurrence of older versions.
-    return schedule.last_fired_at is not None or (
-        not new and schedule.occurrences.filter(manual=False).exists()
     )
 
 

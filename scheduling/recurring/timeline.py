@@ -9,16 +9,13 @@ from typing import NamedTuple
 
 from scheduling.recurring import cron
 from scheduling.recurring.conf import RecurringSettings
-from scheduling.recurring.models import (
-    MICROSECOND,
-    MisfirePolicy,
-    RecurringSchedule,
-    ScheduledOccurrence,
-)
-from scheduling.recurring.policies import fires_left
+from scheduling.recurring.policies import MisfirePolicy, fires_left
+from scheduling.recurring.shapes import Occurrence, Schedule
 from scheduling.time.times import iso_utc
 
 logger = logging.getLogger(__name__)
+
+MICROSECOND = timedelta(microseconds=1)
 
 
 class Successor(NamedTuple):
@@ -30,7 +27,7 @@ class Successor(NamedTuple):
 
 
 def occurrence_successors(
-    occurrence: ScheduledOccurrence, *, now: datetime, conf: RecurringSettings
+    occurrence: Occurrence, *, now: datetime, conf: RecurringSettings
 ) -> list[Successor]:
     """What follows this occurrence, by the schedule's misfire policy: its next fire time,
     or in a fire_all catch-up every fire time missed since, the last of them the head."""
@@ -44,7 +41,7 @@ def occurrence_successors(
 
 
 def timeline_successors(
-    schedule: RecurringSchedule,
+    schedule: Schedule,
     *,
     after: datetime,
     missed_run: int,
@@ -86,7 +83,7 @@ def timeline_successors(
 
 
 def _catch_up_times(
-    schedule: RecurringSchedule, fire: datetime, *, now: datetime, chunk: int
+    schedule: Schedule, fire: datetime, *, now: datetime, chunk: int
 ) -> list[datetime]:
     """From a missed fire time, those after it up to now and the next one, `chunk` at most."""
     times = [fire]
@@ -99,7 +96,7 @@ def _catch_up_times(
 
 
 def _floor(
-    schedule: RecurringSchedule,
+    schedule: Schedule,
     now: datetime,
     missed_before: datetime,
     catch_up: bool,
@@ -114,7 +111,7 @@ def _floor(
     return max(floors)
 
 
-def _capped_window(schedule: RecurringSchedule, conf: RecurringSettings) -> timedelta:
+def _capped_window(schedule: Schedule, conf: RecurringSettings) -> timedelta:
     """The catch-up window, shortened where its fire times could outnumber the cap (a schedule
     saved before the cap, or under a higher one): the most recent fire times are kept."""
     plan = cron.parse(schedule.cron)
@@ -122,7 +119,7 @@ def _capped_window(schedule: RecurringSchedule, conf: RecurringSettings) -> time
 
 
 def _skip_past_the_cap(
-    schedule: RecurringSchedule,
+    schedule: Schedule,
     after: datetime,
     floor: datetime,
     room: int,

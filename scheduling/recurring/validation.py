@@ -5,7 +5,6 @@ candidate before anything is written."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
@@ -21,16 +20,14 @@ from scheduling.recurring.conf import (
     recurring_settings,
 )
 from scheduling.recurring.policies import policy_errors
+from scheduling.recurring.shapes import Schedule
 from scheduling.recurring.templates import TemplateError, validate_template
 from scheduling.time.parsing import iso_duration
 from scheduling.time.times import iso_utc, storable_utc
 
-if TYPE_CHECKING:
-    from scheduling.recurring.models import RecurringSchedule
-
 
 def schedule_errors(
-    schedule: RecurringSchedule,
+    schedule: Schedule,
     *,
     check_fires: bool = True,
     check_target: bool = True,
@@ -72,14 +69,12 @@ def _check_template_timezone(name: str) -> None:
         cron.time_zone(name)
 
 
-def _check_template(schedule: RecurringSchedule) -> None:
+def _check_template(schedule: Schedule) -> None:
     name = schedule.name if isinstance(schedule.name, str) else ""
     validate_template(schedule.payload_template, schedule_name=name)
 
 
-def _target_errors(
-    schedule: RecurringSchedule, *, check_rules: bool, known_task: bool
-) -> dict[str, str]:
+def _target_errors(schedule: Schedule, *, check_rules: bool, known_task: bool) -> dict[str, str]:
     if bool(schedule.task) == bool(schedule.queue):
         message = "Set exactly one target: task (a Celery task name) or queue (a queue name)."
         return {"task": message, "queue": message}
@@ -96,7 +91,7 @@ def _target_errors(
     return {}
 
 
-def _time_errors(schedule: RecurringSchedule) -> dict[str, str]:
+def _time_errors(schedule: Schedule) -> dict[str, str]:
     errors: dict[str, str] = {}
     for name in ("starts_at", "ends_at"):
         value = getattr(schedule, name)
@@ -120,7 +115,7 @@ def _time_errors(schedule: RecurringSchedule) -> dict[str, str]:
     return errors
 
 
-def volume_errors(schedule: RecurringSchedule, conf: RecurringSettings) -> dict[str, str]:
+def volume_errors(schedule: Schedule, conf: RecurringSettings) -> dict[str, str]:
     """The work one schedule may set off: fire times per hour, and occurrences per catch-up."""
     plan = cron.parse(schedule.cron)
     per_hour = cron.fires_per_hour(plan)
@@ -144,7 +139,7 @@ def volume_errors(schedule: RecurringSchedule, conf: RecurringSettings) -> dict[
     }
 
 
-def catch_up_span(schedule: RecurringSchedule) -> timedelta:
+def catch_up_span(schedule: Schedule) -> timedelta:
     """The longest run of fire times one catch-up may cover: the window, or the whole
     schedule where it ends sooner."""
     if schedule.ends_at is None:
@@ -152,5 +147,5 @@ def catch_up_span(schedule: RecurringSchedule) -> timedelta:
     return min(schedule.catchup_window, schedule.ends_at - schedule.starts_at)
 
 
-def _fires_at_all(schedule: RecurringSchedule) -> bool:
+def _fires_at_all(schedule: Schedule) -> bool:
     return schedule.next_fire_after(django_timezone.now()) is not None

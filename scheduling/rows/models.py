@@ -263,10 +263,16 @@ class ScheduledEvent(models.Model):
         return OutgoingTask(task_name=task_name, queue=queue, task_id=self.event_id, kwargs=kwargs)
 
     @classmethod
-    def hold_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
+    def keep_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
         """Called by the sweep inside the batch's transaction, before publishing: the pks of
         claimed rows it must not publish now. The model has written what becomes of each
-        (moved its due_at later, cancelled it), with its history. Default: none."""
+        (moved its due_at later, cancelled it), with its history. Default: none (or what a
+        model's `hold_back`, this hook's name before 0.x, returns: for one release)."""
+        return cls.hold_back(rows, now=now)
+
+    @classmethod
+    def hold_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
+        """Deprecated name of keep_back (a "hold" is the holding sweep's)."""
         return set()
 
     @classmethod

@@ -23,7 +23,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from scheduling.delivery.publishing import make_publisher
-from scheduling.delivery.sweep.run import sweep_batch
+from scheduling.delivery.sweep.batch import sweep_batch
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import occurrence_skip
 from scheduling.recurring.templates import render

@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from scheduling.time.calendars import store
+from scheduling.time.calendars import models as store
 from scheduling.time.calendars.models import Calendar
 from scheduling.time.calendars.parsing import parse_rule
 from scheduling.time.calendars.rules import CalendarError

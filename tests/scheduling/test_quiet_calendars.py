@@ -13,8 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from scheduling.delivery.checks import missing_calendar_warnings
 from scheduling.rows.history.record import written_for
 from scheduling.rows.models import ScheduledEvent
-from scheduling.time.calendars.models import Calendar
-from scheduling.time.calendars.store import forget_named
+from scheduling.time.calendars.models import Calendar, forget_named
 from tests.factories import PingFactory
 from tests.scheduling.test_quiet_hours import HELD, paris
 from tests.testapp.models import ScheduledPing

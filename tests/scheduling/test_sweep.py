@@ -9,7 +9,8 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from scheduling.delivery.sweep.run import claim_due, sweep
+from scheduling.delivery.sweep.batch import claim_due
+from scheduling.delivery.sweep.run import sweep
 from scheduling.rows.clock import database_now
 from scheduling.rows.models import ScheduledEvent
 from tests.conftest import queued_messages, queued_task_ids

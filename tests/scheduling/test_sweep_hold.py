@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from scheduling.delivery.locks import sweep_lock
-from scheduling.delivery.sweep.hold import hold_nap
+from scheduling.delivery.sweep.loop import hold_nap
 from scheduling.delivery.sweep.run import sweep
 from tests.factories import ScheduledPingFactory
 from tests.testapp.models import ScheduledPing

@@ -3,7 +3,7 @@ process that turned the collector off itself keeps it off."""
 
 import gc
 
-from scheduling.delivery.sweep.run import CyclicGcPause
+from scheduling.delivery.sweep.batch import CyclicGcPause
 
 
 def test_the_collector_is_back_after_the_last_of_overlapping_batches():

@@ -70,18 +70,20 @@ def record_published(
     rows: Sequence[ScheduledEvent],
     *,
     cutoff: datetime,
-    held: bool = False,
+    rate_limited: bool = False,
 ) -> None:
     """Called inside the batch's transaction: counts and logs the batch once it commits.
 
     Lateness is the claim's cutoff (the database's clock) minus each row's due_at; the
-    publish follows within the same transaction. `held`: the model's rate limit held the batch
+    publish follows within the same transaction. `rate_limited`: the model's rate limit held the batch
     back; its rows and their lateness are counted apart as well.
     """
     if rows:
         lateness = [(cutoff - row.due_at).total_seconds() for row in rows]
         ids = batch_ids(rows)
-        _after_commit(model, lambda: _published(label(model), lateness, ids, held=held))
+        _after_commit(
+            model, lambda: _published(label(model), lateness, ids, rate_limited=rate_limited)
+        )
 
 
 def record_sweep(
@@ -118,7 +120,9 @@ def record_handle_failure(model: type[ScheduledEvent], *, retried: bool) -> None
     _after_commit(model, count)
 
 
-def _published(model_label: str, lateness: list[float], ids: BatchIds, *, held: bool) -> None:
+def _published(
+    model_label: str, lateness: list[float], ids: BatchIds, *, rate_limited: bool
+) -> None:
     log_published(model_label, lateness, ids)
     buckets = Counter(_bucket_field("lateness", LATENESS_BUCKETS, value) for value in lateness)
 
@@ -127,7 +131,7 @@ def _published(model_label: str, lateness: list[float], ids: BatchIds, *, held: 
         for field, count in buckets.items():
             _count(pipe, model_label, field, count)
         pipe.hincrbyfloat(total_key(model_label), "lateness_sum", sum(lateness))
-        if held:
+        if rate_limited:
             _count(pipe, model_label, "rate_limited", len(lateness))
             pipe.hincrbyfloat(total_key(model_label), "rate_limited_lateness_sum", sum(lateness))
 

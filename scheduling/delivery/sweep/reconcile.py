@@ -20,7 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from scheduling.delivery.handling.signals import send_after_commit_for
-from scheduling.delivery.sweep import sql as queries
+from scheduling.delivery.sweep import sql
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.partitions import retrying_moved_rows
@@ -35,7 +35,7 @@ def requeue_unhandled(
     unhandled = unhandled_rows(model, conf, now)
     # Every tick runs this: one probe of the awaiting-handling index, and the transaction only
     # when something is stale.
-    if not queries.any_unhandled(unhandled):
+    if not sql.any_unhandled(unhandled):
         return 0, 0
     # Its requeue moves rows (due_at = now): another sweeper's, met by this one's lock, may be
     # in another partition by then; the transaction runs again (partitions.moved).
@@ -48,12 +48,12 @@ def requeue_unhandled(
 
 
 def requeue_in_transaction(
-    model: type[ScheduledEvent], conf: SchedulingSettings, unhandled: queries.Unhandled
+    model: type[ScheduledEvent], conf: SchedulingSettings, unhandled: sql.Unhandled
 ) -> tuple[list[Any], list[Any]]:
     with transaction.atomic(using=unhandled.using):
         # a sweeper frozen here lets its rows go, too
-        queries.configure_sweep_transaction(conf, unhandled.using)
-        requeued, failed = queries.requeue_unhandled(unhandled)
+        sql.configure_sweep_transaction(conf, unhandled.using)
+        requeued, failed = sql.requeue_rows(unhandled)
         send_after_commit_for(model, requeued, unhandled.note, will_retry=True)
         send_after_commit_for(model, failed, unhandled.note, will_retry=False)
     return requeued, failed
@@ -61,9 +61,9 @@ def requeue_in_transaction(
 
 def unhandled_rows(
     model: type[ScheduledEvent], conf: SchedulingSettings, now: datetime | None
-) -> queries.Unhandled:
+) -> sql.Unhandled:
     timeout = model.get_handling_timeout()
-    return queries.Unhandled(
+    return sql.Unhandled(
         model=model,
         timeout=timedelta(seconds=timeout),
         limit=conf.batch_size,

@@ -11,7 +11,7 @@ class Allowance:
     cut: bool = False  # the rate limit granted fewer rows than a batch
     waited: bool = False  # the rate limit made the sweep wait for them
 
-    def held(self, claimed: int) -> bool:
+    def rate_limited(self, claimed: int) -> bool:
         """Did the rate limit hold these rows back: the sweep waited for its grant, or the grant
         cut a claim that would have taken more."""
         return self.waited or (self.cut and claimed >= self.rows)

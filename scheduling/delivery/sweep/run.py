@@ -6,84 +6,29 @@ A second sweeper skips rows the first has locked, and once the first commits tho
 longer match `status = 'pending'`, so nothing is published twice by racing sweepers. A crash
 before the commit leaves the rows pending; they are published again with the same event id.
 
-The batch is here (what it publishes: batch_plan.py); how batches follow one another is drain.py, holding sweeps hold.py, the
-requeue of unhandled rows reconcile.py, and the statements that bypass the ORM queries.py.
+One sweep, top down: this module takes the slot's lock and requeues unhandled rows
+(reconcile.py); loop.py runs batch after batch (and holds, SCHEDULING_SWEEP_HOLD); batch.py is
+one batch's transaction, plan.py what it publishes, sql.py the statements that bypass the ORM.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
-import threading
 import time
-from collections.abc import Collection, Iterable, Iterator
-from contextlib import contextmanager
 from datetime import datetime
-from functools import partial
-from typing import Any
-
-from django.db import transaction
-from django.db.models import F, Model, prefetch_related_objects, signals
-from django.db.models.base import ModelState
-from django.db.models.functions import Now
 
 from scheduling.delivery import metrics
-from scheduling.delivery.handling.signals import send_after_commit
 from scheduling.delivery.locks import SweepLock, sweep_lock
-from scheduling.delivery.publishing import Publisher, PublishError, shared_publisher
-from scheduling.delivery.ratelimit import budget_for
-from scheduling.delivery.sweep.batch import BatchPlan, plan_batch
-from scheduling.delivery.sweep.hold import acquire, deliver, holding_until
-from scheduling.delivery.sweep.loop import Drain, overlaps
+from scheduling.delivery.publishing import Publisher, shared_publisher
+from scheduling.delivery.sweep.loop import acquire, deliver, drain_for, holding_until
 from scheduling.delivery.sweep.reconcile import requeue_unhandled
-from scheduling.delivery.sweep.results import Allowance, BatchResult, SweepResult
-from scheduling.delivery.sweep.sql import configure_sweep_transaction, mark_delivered
+from scheduling.delivery.sweep.results import SweepResult
 from scheduling.rows.actors import actor, process_actor
-from scheduling.rows.clock import database_now
-from scheduling.rows.conf import SchedulingSettings, scheduling_settings
+from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.databases import DEFAULT, database_of
-from scheduling.rows.history import record
-from scheduling.rows.models import RECORD_FIELDS, ScheduledEvent
-from scheduling.rows.partitions import retried_on_moved_rows
-from scheduling.rows.states import Status
-from scheduling.time.times import require_aware
+from scheduling.rows.models import ScheduledEvent
 
 log = logging.getLogger("scheduling.sweep")  # the name the docs give
-
-
-class CyclicGcPause:
-    """Python's cyclic garbage collector off while a batch runs, on again after the last one.
-
-    A batch allocates some ten thousand objects (instances, events, messages), which sets off
-    collections that each walk every live object of the process, though the batch's garbage
-    is freed by reference counting as soon as the batch ends; those walks were a large share
-    of the sweeper's CPU. A batch lasts tens of milliseconds, and cycles it leaves are
-    collected once the collector is back. Counted, so that two connections' overlapping
-    batches share one pause, and a process that turned the collector off keeps it off.
-    """
-
-    def __init__(self) -> None:
-        self.guard = threading.Lock()
-        self.batches = 0
-        self.was_enabled = False
-
-    @contextmanager
-    def paused(self) -> Iterator[None]:
-        with self.guard:
-            if self.batches == 0:
-                self.was_enabled = gc.isenabled()
-                gc.disable()
-            self.batches += 1
-        try:
-            yield
-        finally:
-            with self.guard:
-                self.batches -= 1
-                if self.batches == 0 and self.was_enabled:
-                    gc.enable()
-
-
-CYCLIC_GC = CyclicGcPause()
 
 
 def sweep(
@@ -154,212 +99,3 @@ def slot_lock(model: type[ScheduledEvent], slot: int) -> SweepLock:
     database = "" if using == DEFAULT else f"{using}:"
     name = f"scheduling:sweep:{database}{model._meta.label_lower}:{slot}"
     return sweep_lock(name, scheduling_settings().lock_ttl)
-
-
-def drain_for(
-    model: type[ScheduledEvent],
-    *,
-    now: datetime | None,
-    conf: SchedulingSettings,
-    lock: SweepLock,
-    publisher: Publisher,
-) -> Drain:
-    # Rows this sweep could not publish wait for the next tick: no retry within milliseconds.
-    set_aside: set[int] = set()
-    one = partial(sweep_batch, model, now=now, publisher=publisher, conf=conf, set_aside=set_aside)
-    # A claim that met a row a reschedule moved to another partition runs again (moved.py).
-    batch = retried_on_moved_rows(one, f"sweep of {model._meta.label}")
-    return Drain(
-        model=model,
-        now=now,
-        batch_size=conf.batch_size,
-        lock=lock,
-        batch=batch,
-        overlap=overlaps(publisher, now, model),
-        # A fixed `now` (scheduling.delivery.testing's runs, tests) is not paced: no time passes there.
-        budget=budget_for(model) if now is None else None,
-    )
-
-
-def sweep_batch(
-    model: type[ScheduledEvent],
-    allowance: Allowance | None = None,
-    *,
-    now: datetime | None,
-    publisher: Publisher,
-    conf: SchedulingSettings,
-    set_aside: set[int] | None = None,
-) -> BatchResult:
-    """One transaction: claim up to batch_size due rows, or the rate limit's `allowance` (but
-    `set_aside`), publish them, mark them.
-
-    `set_aside`, shared by the connections of one sweep, holds the rows it leaves alone (they
-    could not be published); this batch adds its own before committing.
-    """
-    rows: list[ScheduledEvent] = []
-    plan = BatchPlan()
-    allowance = allowance or Allowance(conf.batch_size)
-    try:
-        with CYCLIC_GC.paused(), transaction.atomic(using=database_of(model)):
-            cutoff = begin_batch(conf, now, database_of(model))
-            claimed, rows = claim_batch(model, cutoff=cutoff, limit=allowance.rows, skip=set_aside)
-            kept_back = model.hold_back(rows, now=cutoff) if rows else set()
-            rows = [row for row in rows if row.pk not in kept_back] if kept_back else rows
-            if not rows:
-                return BatchResult(claimed=claimed)
-            plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
-            held = allowance.held(claimed)
-            result = publish_and_mark(
-                model, plan, publisher, claimed=claimed, cutoff=cutoff, held=held
-            )
-            if set_aside is not None:
-                set_aside.update(result.set_aside)
-            return result
-    except PublishError as exc:
-        return publish_failed(model, plan, exc, claimed=len(rows))
-
-
-def begin_batch(conf: SchedulingSettings, now: datetime | None, using: str = DEFAULT) -> datetime:
-    """Set the transaction's options and return the claim's cutoff."""
-    clock = configure_sweep_transaction(conf, using)
-    return require_aware(now, "now") if now is not None else clock or database_now(using)
-
-
-def claim_batch(
-    model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: set[int] | None
-) -> tuple[int, list[ScheduledEvent]]:
-    """How many rows the claim took, and those of them not set aside."""
-    rows = claim_due(model, cutoff=cutoff, limit=limit, skip=frozenset(skip or ()))
-    claimed = len(rows)
-    if skip is not None:
-        # The other connection may have set rows aside and committed between our copy of the
-        # set and the claim; it adds them before its commit, so this sees them.
-        rows = [row for row in rows if row.pk not in skip]
-    return claimed, rows
-
-
-def publish_and_mark(
-    model: type[ScheduledEvent],
-    plan: BatchPlan,
-    publisher: Publisher,
-    *,
-    claimed: int,
-    cutoff: datetime,
-    held: bool = False,
-) -> BatchResult:
-    refused = publisher.publish(plan.messages())
-    plan.set_aside(refused)
-    metrics.record_published(model, [row for row, _ in plan.publish], cutoff=cutoff, held=held)
-    return mark_batch(model, plan, claimed=claimed, now=cutoff)
-
-
-def publish_failed(
-    model: type[ScheduledEvent], plan: BatchPlan, exc: PublishError, *, claimed: int
-) -> BatchResult:
-    # The transaction rolled back: the rows are pending again. Record why, so the admin and
-    # `scheduling_status` show it; the attempt does not count against the row.
-    log.warning("sweep of %s: %s", model._meta.label, exc)
-    ids = [row.pk for row, _ in plan.publish]
-    model.objects.filter(pk__in=ids, status=Status.PENDING).update(
-        last_error=str(exc)[:2000], updated_at=Now()
-    )
-    return BatchResult(claimed=claimed, error=str(exc))
-
-
-def claim_due(
-    model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: Collection[int] = ()
-) -> list[ScheduledEvent]:
-    # SKIP LOCKED: rows another sweeper holds are left to it. Once it commits they are
-    # delivered, and PostgreSQL re-checks the WHERE on the new row version, so we never get them.
-    rows = (
-        model.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(status=Status.PENDING, due_at__lte=cutoff)
-        .order_by("due_at", "pk")
-    )
-    if skip:
-        rows = rows.exclude(pk__in=skip)
-    columns = claimed_columns(model)
-    claimed = rows.values_list(*columns)[:limit]
-    events = build_instances(model, columns, claimed, alias=claimed.db)
-    if model.related_for_event:
-        # One query per relation for the whole batch, instead of a join repeated on every row.
-        prefetch_related_objects(events, *model.related_for_event)
-    return events
-
-
-def claimed_columns(model: type[ScheduledEvent]) -> list[str]:
-    """Every column but the delivery records, which the sweep never reads: decoding their
-    timestamps was a large share of the claim."""
-    return [f.attname for f in model._meta.concrete_fields if f.name not in RECORD_FIELDS]
-
-
-def build_instances(
-    model: type[ScheduledEvent], columns: list[str], rows: Iterable[tuple[Any, ...]], alias: str
-) -> list[ScheduledEvent]:
-    """Model instances for claimed rows, the columns not read left deferred, as `from_db` does.
-
-    `Model.__init__` walks every field for every row, the claim's largest share; filling
-    `__dict__` directly builds the same instance for a fraction of the cost. Only where nothing
-    can observe the difference: no custom `__init__` or `from_db`, no init signals.
-    """
-    if not plain_init(model):
-        return [model.from_db(alias, columns, row) for row in rows]
-    events = []
-    for row in rows:
-        event = model.__new__(model)
-        event.__dict__.update(zip(columns, row, strict=True))
-        state = event._state = ModelState()
-        state.adding, state.db = False, alias
-        events.append(event)
-    return events
-
-
-def plain_init(model: type[ScheduledEvent]) -> bool:
-    return (
-        model.__init__ is Model.__init__
-        and model.from_db.__func__ is Model.from_db.__func__  # type: ignore[attr-defined]
-        and not signals.pre_init.has_listeners(model)
-        and not signals.post_init.has_listeners(model)
-    )
-
-
-def mark_batch(
-    model: type[ScheduledEvent], plan: BatchPlan, *, claimed: int, now: datetime
-) -> BatchResult:
-    result = BatchResult(claimed=claimed)
-    result.delivered = mark_delivered(model, [row.pk for row, _ in plan.publish])
-    result.expired = model.objects.filter(pk__in=[row.pk for row in plan.expired]).update(
-        status=Status.EXPIRED, updated_at=Now()
-    )
-    if plan.expired:
-        record.write(record.expired(plan.expired, now=now))
-    delivered = [row for row, _ in plan.publish]
-    for row in delivered:
-        row.status = Status.DELIVERED
-    for row in plan.expired:
-        row.status = Status.EXPIRED
-    failed = [row for row, error in plan.poisoned if mark_poisoned(model, row, error)]
-    result.failed = len(failed)
-    result.retrying = len(plan.poisoned) - len(failed)
-    result.set_aside.extend(row.pk for row, _ in plan.poisoned)
-    model.after_batch(delivered=delivered, expired=plan.expired, failed=failed, now=now)
-    return result
-
-
-def mark_poisoned(model: type[ScheduledEvent], row: ScheduledEvent, error: str) -> bool:
-    """Record a row that could not be serialised or published; True once it has `failed`."""
-    failed = row.attempts + 1 >= model.get_max_attempts()
-    log.error(
-        "sweep of %s: %s attempt %d: %s", model._meta.label, row.event_id, row.attempts + 1, error
-    )
-    row.status = Status.FAILED if failed else Status.PENDING
-    model.objects.filter(pk=row.pk).update(
-        status=row.status,
-        attempts=F("attempts") + 1,
-        last_error=error[:2000],
-        updated_at=Now(),
-    )
-    row.attempts, row.last_error = row.attempts + 1, error[:2000]
-    record.write([record.publish_failed(row, error, failed=failed)])
-    send_after_commit(model, row, row.last_error, will_retry=not failed)
-    return failed

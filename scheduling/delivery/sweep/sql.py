@@ -220,11 +220,11 @@ def any_unhandled(unhandled: Unhandled) -> bool:
     return fetch_one(sql, unhandled.params(), unhandled.using) is not None
 
 
-def requeue_unhandled(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
+def requeue_rows(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
     """Unhandled rows back to pending, due now; out of tries, failed. The primary keys of
     (requeued, failed)."""
     if not on_postgresql(unhandled.using):
-        return requeue_unhandled_rows(unhandled)
+        return requeue_rows_portably(unhandled)
     with connections[unhandled.using].cursor() as cursor:
         cursor.execute(unhandled.sql(REQUEUE_UNHANDLED), unhandled.params())
         outcomes = cursor.fetchall()
@@ -232,7 +232,7 @@ def requeue_unhandled(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
     return [pk for pk, status in outcomes if status != Status.FAILED.value], failed
 
 
-def requeue_unhandled_rows(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
+def requeue_rows_portably(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
     stale, note = list(unhandled.rows()), unhandled.note
     out_of_tries = [row.pk for row in stale if row.attempts >= unhandled.max_attempts]
     rows = unhandled.model.objects.filter(pk__in=[row.pk for row in stale])

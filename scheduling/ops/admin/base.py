@@ -31,12 +31,12 @@ from django.utils import timezone
 
 from scheduling.ops.admin.audit import AuditedAdmin
 from scheduling.ops.admin.causes import FailureCausesMixin
-from scheduling.ops.admin.quiet import quiet_hours
 from scheduling.ops.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.ops.admin.wording import lateness, short_duration
 from scheduling.ops.forms import AwareDateTimeFormField
 from scheduling.rows.models import SCHEDULING_FIELDS, ScheduledEvent
 from scheduling.rows.querysets import LateRetryError, ScheduledEventQuerySet
+from scheduling.rows.quiet.described import quiet_hours
 from scheduling.rows.quiet.holds import has_quiet_hours
 from scheduling.rows.states import LIFECYCLE_LABELS, LIFECYCLE_STATES, Status
 from scheduling.time.parsing import parse_shift

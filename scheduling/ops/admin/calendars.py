@@ -16,11 +16,10 @@ from django.utils.html import format_html, format_html_join
 
 from scheduling.ops.admin.audit import AuditedAdmin
 from scheduling.ops.admin.calendar_fields import LinesField, NamesField, StepsField
-from scheduling.time.calendars.models import EDITABLE_FIELDS, Calendar
+from scheduling.time.calendars.models import EDITABLE_FIELDS, Calendar, named_calendar
 from scheduling.time.calendars.parsing import parse_timezone
 from scheduling.time.calendars.references import calendar_users
 from scheduling.time.calendars.rules import CalendarError, CalendarRules
-from scheduling.time.calendars.store import named_calendar
 
 SPANS_SHOWN = 10
 

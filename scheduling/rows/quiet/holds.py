@@ -40,7 +40,7 @@ HOW = "quiet hours"
 
 
 @dataclass(frozen=True)
-class Hold:
+class QuietHold:
     until: datetime
     reason: str
 
@@ -50,7 +50,7 @@ class Skip:
     reason: str
 
 
-Decision = Hold | Skip
+Decision = QuietHold | Skip
 
 
 def has_quiet_hours(model: type[Any]) -> bool:
@@ -69,7 +69,7 @@ def decide(model: type[Any], row: Any, at: datetime) -> Decision | None:
         return Skip(skipped_reason(shown))
     if _would_expire(row, until):
         return Skip(skipped_reason(shown, expires=True))
-    return Hold(until, held_reason(shown))
+    return QuietHold(until, held_reason(shown))
 
 
 def _would_expire(row: Any, until: datetime) -> bool:
@@ -96,13 +96,13 @@ def create(
         insert()
         inserted = [(row, decision) for row, decision in decided if row.pk is not None]
         record.write(_created_entry(row, decision) for row, decision in inserted)
-        held = [row for row, decision in inserted if isinstance(decision, Hold)]
+        held = [row for row, decision in inserted if isinstance(decision, QuietHold)]
         fold(model, {(_entity(model, row), row.due_at) for row in held}, using=using)
 
 
 def _before_insert(model: type[Any], row: Any) -> Decision | None:
     decision = decide(model, row, row.due_at)
-    if isinstance(decision, Hold):
+    if isinstance(decision, QuietHold):
         row.business_due_at = row.business_due_at or row.due_at
         row.due_at = decision.until
     elif isinstance(decision, Skip):
@@ -136,11 +136,11 @@ def after_move(
     """
     related = (*model.related_for_event, *model.quiet_related)
     rows = model._default_manager.using(using).filter(pk__in=list(moved), status=Status.PENDING)
-    holds: dict[Hold, list[Any]] = defaultdict(list)
+    holds: dict[QuietHold, list[Any]] = defaultdict(list)
     skips: dict[Any, str] = {}
     for row in rows.select_related(*related).iterator(chunk_size=2000):
         at = _placed_at(model, row, shifted_by)
-        decision = decide(model, row, at) or (Hold(at, "") if at != row.due_at else None)
+        decision = decide(model, row, at) or (QuietHold(at, "") if at != row.due_at else None)
         if isinstance(decision, Skip):
             skips[row.pk] = decision.reason
         elif decision is not None and decision.until != row.due_at:
@@ -161,7 +161,7 @@ def _placed_at(model: type[Any], row: Any, shifted_by: timedelta | None) -> date
     return row.business_due_at if was_held else row.due_at
 
 
-def _hold(model: type[Any], pks: list[Any], hold: Hold, *, using: str) -> None:
+def _hold(model: type[Any], pks: list[Any], hold: QuietHold, *, using: str) -> None:
     reason = hold.reason or "back to the time asked for: no longer in quiet hours"
     values = {
         "due_at": hold.until,

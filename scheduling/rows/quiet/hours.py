@@ -3,7 +3,7 @@
 What a span is (`ExcludedSpans`, any object with `excluded_span(at)`, such as
 `DailyQuietHours` or a stored calendar), when a row held by one is released, and what a model
 declares (`quiet_hours`, `quiet_policy`, `quiet_fold_by`). Pure, but for a stored calendar
-named by `quiet_hours`, which scheduling.time.calendars.store loads (and keeps a few seconds).
+named by `quiet_hours`, which scheduling.time.calendars.models loads (and keeps a few seconds).
 Applying it to rows as they are created or moved is scheduling.rows.quiet.holds.
 """
 
@@ -22,7 +22,8 @@ from django.core.validators import slug_re
 from django.db.models import Q
 
 from scheduling.rows.states import Status
-from scheduling.time.calendars.rules import CalendarRules, Window
+from scheduling.time.calendars.models import named_calendar
+from scheduling.time.calendars.rules import CalendarError, CalendarRules, Window
 from scheduling.time.zones import time_zone
 from scheduling.time.zones import validate_time_zone as validate_time_zone  # a migration names it
 
@@ -158,9 +159,6 @@ def spans_for(model: type[Any], row: Any) -> ExcludedSpans | None:
 def stored_calendar(model: type[Any], name: str) -> ExcludedSpans:
     """The stored calendar called `name`, its spans in its own time zone; an error naming the
     model and the name when no calendar has it."""
-    from scheduling.time.calendars.rules import CalendarError
-    from scheduling.time.calendars.store import named_calendar
-
     try:
         return named_calendar(name)
     except CalendarError as exc:
