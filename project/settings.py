@@ -153,11 +153,8 @@ if env_str("DATABASE_REPLICA_URL", ""):
     )
     SCHEDULING_READ_REPLICAS = {"default": ["replica"]}
     # First: it sees every read before a router that puts a domain on another database.
-    DATABASE_ROUTERS = [
-        "scheduling.rows.replicas.ReplicaRouter",
-        *globals().get("DATABASE_ROUTERS", []),
-    ]
-    MIDDLEWARE = [*MIDDLEWARE, "scheduling.rows.replicas.ReplicaReadsMiddleware"]
+    DATABASE_ROUTERS = ["scheduling.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
+    MIDDLEWARE = [*MIDDLEWARE, "scheduling.ReplicaReadsMiddleware"]
 pool_from_env(DATABASES)  # DATABASE_POOL_MAX_SIZE: a ceiling of connections, per database
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
@@ -376,7 +373,7 @@ SPECTACULAR_SETTINGS = {
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
     # The trainings' kind is in both its own resource and the generic one: one enum too.
     "ENUM_NAME_OVERRIDES": {
-        "ScheduledEventStatusEnum": "scheduling.rows.models.Status",
+        "ScheduledEventStatusEnum": "scheduling.rows.states.Status",
         "NotificationKindEnum": "trainings.kinds.NotificationKind",
     },
     # Swagger UI and ReDoc from drf_spectacular_sidecar's static files, never from a CDN.

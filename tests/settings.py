@@ -141,14 +141,14 @@ if "TEST_VISIBILITY_TIMEOUT" in os.environ:
         "unacked_restore_throttle": 1,
     }
 
-# --- Read replicas (tests/scheduling/test_replicas.py) -------------------------------------
+# --- Read replicas (tests/scheduling/rows/test_replicas.py) -------------------------------------
 # A "replica" alias that is a test mirror of default: same test database, its own connection.
 # Nothing reads from it unless a test enables the router and middleware (replica_reads there).
 # A child process given DATABASE_REPLICA_URL (tests/faults/test_read_replicas.py) keeps that.
 DATABASES.setdefault("replica", {**DATABASES["default"], "TEST": {"MIRROR": "default"}})
 
 # Django's task framework on the SchedulingBackend (docs/django-tasks.md), with a second queue
-# besides the default one for tests/jobs/test_django_tasks.py.
+# besides the default one for tests/scheduling/jobs/test_django_tasks.py.
 TASKS = {
     "default": {
         "BACKEND": "scheduling.jobs.backends.SchedulingBackend",

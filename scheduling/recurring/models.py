@@ -6,9 +6,10 @@ inserts the one after, computed from the delivered row's own due time, in the sa
 A `fire_all` catch-up inserts every missed fire time within the schedule's `catchup_window` in
 one statement, as `catch_up` rows beside the head; only the head carries the timeline on.
 
-The writes live in services.py (with the locking rules), the fire-time arithmetic in
-timeline.py and cron/, the checks in validation.py. services.py imports the models, so the
-methods that call it import it when they run.
+The writes save() and the sweep's hooks make live in chain.py and overlap.py, the others in
+services.py (with the locking rules), the fire-time arithmetic in timeline.py and cron/, the
+checks in validation.py. This module imports them; they take the schedule, or the model class,
+as an argument and never import it back (services.py, above it, does).
 """
 
 from __future__ import annotations
@@ -27,25 +28,25 @@ from django.utils import timezone as django_timezone
 from scheduling.delivery.publishing.targets import task_queue
 from scheduling.recurring import cron
 from scheduling.recurring.calendars import CalendarPolicy, calendar_fire
+from scheduling.recurring.chain import occurrence_ensure, occurrences_begin, occurrences_chain
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
-from scheduling.recurring.policies import DstGapPolicy, DstRepeatPolicy, OverlapPolicy, track_pause
+from scheduling.recurring.overlap import occurrences_keep_back
+from scheduling.recurring.policies import (
+    DstGapPolicy,
+    DstRepeatPolicy,
+    MisfirePolicy,
+    OverlapPolicy,
+    track_pause,
+)
 from scheduling.recurring.policy_fields import SchedulePolicies
 from scheduling.recurring.templates import render
+from scheduling.recurring.timeline import MICROSECOND
 from scheduling.recurring.validation import schedule_errors
 from scheduling.rows.databases import database_of
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.rows.states import Status
 from scheduling.time.times import iso_utc
-
-MICROSECOND = timedelta(microseconds=1)
-
-
-class MisfirePolicy(models.TextChoices):
-    FIRE_ALL = "fire_all", "Fire every missed time"
-    FIRE_ONCE = "fire_once", "Fire once, then move on"
-    SKIP = "skip", "Skip missed times"
-
 
 # Changing any of these moves the fire times or the target: the schedule is checked again.
 TIMELINE_FIELDS = (
@@ -151,8 +152,6 @@ class RecurringSchedule(SchedulePolicies):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Validated, and keeps exactly one pending occurrence in step with the schedule."""
-        from scheduling.recurring.services import occurrence_ensure, occurrences_begin
-
         self.clean()
         resume_from = track_pause(self)
         with transaction.atomic(using=database_of(RecurringSchedule)):
@@ -230,8 +229,6 @@ def _due_at(occurrence: ScheduledOccurrence | None) -> datetime | None:
 def _save_existing(
     schedule: RecurringSchedule, *args: Any, resume_from: datetime | None, **kwargs: Any
 ) -> ScheduledOccurrence | None:
-    from scheduling.recurring.services import occurrence_ensure
-
     changed = schedule.timeline_changed(VERSIONED_FIELDS)
     if changed:
         schedule.version = F("version") + 1
@@ -384,16 +381,12 @@ class ScheduledOccurrence(ScheduledEvent):
 
     @classmethod
     def keep_back(cls, rows: list[Self], *, now: datetime) -> set[Any]:
-        from scheduling.recurring.overlap import occurrences_keep_back
-
         # Overlap policies: a fire whose predecessor is not handled is skipped or held.
-        return occurrences_keep_back(rows, now=now)
+        return occurrences_keep_back(rows, now=now, model=cls)
 
     @classmethod
     def after_batch(
         cls, *, delivered: list[Self], expired: list[Self], failed: list[Self], now: datetime
     ) -> None:
-        from scheduling.recurring.services import occurrences_chain
-
         # A failed occurrence is a fire time lost, like an expired one: the schedule goes on.
-        occurrences_chain(delivered=delivered, expired=[*expired, *failed], now=now)
+        occurrences_chain(model=cls, delivered=delivered, expired=[*expired, *failed], now=now)

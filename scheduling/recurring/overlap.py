@@ -45,8 +45,10 @@ class Predecessor(NamedTuple):
     due_at: datetime
 
 
-def occurrences_keep_back(rows: Sequence[Occurrence], *, now: datetime, model: type[Any]) -> set[int]:
-    """The claimed rows (`model`: Occurrence) not to publish now, each skipped or held
+def occurrences_keep_back(
+    rows: Sequence[Occurrence], *, now: datetime, model: type[Any]
+) -> set[int]:
+    """The claimed rows (`model`: ScheduledOccurrence) not to publish now, each skipped or held
     as its policy says."""
     candidates = [row for row in rows if _subject_to_overlap(row)]
     held = _skip_or_buffer(candidates, now=now, model=model) if candidates else set()
@@ -54,9 +56,7 @@ def occurrences_keep_back(rows: Sequence[Occurrence], *, now: datetime, model: t
     return held
 
 
-def _skip_or_buffer(
-    candidates: list[Occurrence], *, now: datetime, model: type[Any]
-) -> set[int]:
+def _skip_or_buffer(candidates: list[Occurrence], *, now: datetime, model: type[Any]) -> set[int]:
     schedule_ids = {row.schedule_id for row in candidates}
     waiting_for = _unhandled_predecessors(schedule_ids, now=now, model=model)
     skipped: list[tuple[Occurrence, Predecessor]] = []
@@ -141,9 +141,7 @@ def _buffer(
         return
     ids = [row.pk for row, _ in buffered]
     already = set(
-        model.objects.filter(pk__in=ids, business_due_at__isnull=False).values_list(
-            "pk", flat=True
-        )
+        model.objects.filter(pk__in=ids, business_due_at__isnull=False).values_list("pk", flat=True)
     )
     values = {
         "due_at": now + RECHECK,
@@ -169,9 +167,7 @@ def preload_fire_times(rows: Sequence[Occurrence], *, model: type[Any]) -> None:
     if not wanted:
         return
     stored = dict(
-        model.objects.filter(pk__in=[row.pk for row in wanted]).values_list(
-            "pk", "business_due_at"
-        )
+        model.objects.filter(pk__in=[row.pk for row in wanted]).values_list("pk", "business_due_at")
     )
     for row in wanted:
         row.business_due_at = stored.get(row.pk)

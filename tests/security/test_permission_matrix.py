@@ -352,7 +352,7 @@ DJANGO_ADMIN_PAGES = {
 # Pages added to the site: name -> its rule.
 ADMIN_PAGES = {
     "scheduling_attention": "staff; lists only the scheduled models the user may view",
-    # tests/ops_dashboard checks these with the same roles as the attention page.
+    # tests/scheduling/ops checks these with the same roles as the attention page.
     "scheduling_dashboard": "staff; shows only the scheduled models the user may view",
     "scheduling_dashboard_data": "staff; the dashboard's figures, same models as the page",
     "scheduling_dashboard_chart": "staff; Chart.js, when the host does not serve it as a static file",

@@ -1,4 +1,4 @@
-"""django.tasks functions for the SchedulingBackend tests (tests/jobs/test_django_tasks.py)."""
+"""django.tasks functions for the SchedulingBackend tests (tests/scheduling/jobs/test_django_tasks.py)."""
 
 from typing import Any
 

@@ -12,7 +12,7 @@ class TeamFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"team-{n}")
     # Off unless a test asks: the ladder's tests count rungs in UTC evenings, and the delivery
-    # tests run on the real clock, at any hour. tests/trainings/test_quiet_hours.py turns it on.
+    # tests run on the real clock, at any hour. tests/trainings/test_training_quiet_hours.py turns it on.
     quiet_hours = False
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Permission, User
 from rest_framework.test import APIClient
 
 from tests.trainings.factories import PlayerFactory, TeamFactory
-from tests.trainings.test_api import END, START
+from tests.trainings.test_training_api import END, START
 from trainings.models import QuestionnaireAnswer, Training
 from trainings.services import training_create
 

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
 
-from tests.trainings.test_admin import END, START, TRAININGS, inline_management, times
+from tests.trainings.test_training_admin import END, START, TRAININGS, inline_management, times
 from trainings.admin import QUIET_HOURS_NOTE
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from scheduling.rows.actors import process_actor
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.databases import database_of
 from scheduling.rows.history import record
-from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.history.models import EventHistory
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.states import Status
 
@@ -63,9 +63,9 @@ UNHANDLED = (
     " AND delivered_at < {clock} - %(timeout)s"
 )
 UNHANDLED_PROBE = "SELECT 1 FROM {table} WHERE {unhandled} LIMIT 1"
-# Each requeued row's history: the publication its columns are about to forget, and what became
-# of it (redelivered, or failed out of tries), in the same statement.
-REQUEUE_UNHANDLED = """
+# Each requeued row's history is written in the same statement (its shape: history/record.py).
+REQUEUE_UNHANDLED = (
+    """
     WITH stale AS (
         SELECT {pk} AS stale_pk FROM {table} WHERE {unhandled}
         ORDER BY delivered_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
@@ -79,18 +79,12 @@ REQUEUE_UNHANDLED = """
         FROM stale WHERE {pk} = stale.stale_pk
         RETURNING {pk} AS id, status, attempts, version, delivered_at,
             COALESCE(business_due_at, due_at) AS business_time
-    ), logged AS (
-        INSERT INTO {history} (model, row_id, at, kind, attempt, version, actor, detail)
-        SELECT %(label)s, id, entry.at, entry.kind, attempts, version, entry.actor, entry.detail
-        FROM requeued, LATERAL (VALUES
-            (delivered_at, 'published', 'sweep', jsonb_build_object('late_by_seconds',
-                round(extract(epoch FROM delivered_at - business_time)::numeric, 3))),
-            (statement_timestamp(), CASE WHEN status = 'failed' THEN 'failed' ELSE 'redelivered' END,
-                %(actor)s, jsonb_build_object('reason', %(note)s))
-        ) AS entry(at, kind, actor, detail)
-    )
+    ), logged AS ("""
+    + record.REQUEUED_SQL
+    + """)
     SELECT id, status FROM requeued
 """
+)
 
 
 def on_postgresql(using: str = DEFAULT_DB_ALIAS) -> bool:
@@ -244,19 +238,5 @@ def requeue_rows_portably(unhandled: Unhandled) -> tuple[list[Any], list[Any]]:
         last_error=note,
         updated_at=Now(),
     )
-    record.write(requeued_entries(stale, out_of_tries, note), using=unhandled.using)
+    record.write(record.requeued(stale, out_of_tries, note), using=unhandled.using)
     return [row.pk for row in stale if row.pk not in out_of_tries], out_of_tries
-
-
-def requeued_entries(
-    stale: list[ScheduledEvent], out_of_tries: list[Any], note: str
-) -> list[EventHistory]:
-    reconciler = process_actor("reconcile")
-    entries = []
-    for row in stale:
-        kind = Kind.FAILED if row.pk in out_of_tries else Kind.REDELIVERED
-        entries += [
-            *record.publication(row),
-            record.entry(row, kind, actor=reconciler, detail={"reason": note}),
-        ]
-    return entries

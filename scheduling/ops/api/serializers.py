@@ -233,7 +233,7 @@ class BulkRetrySerializer(BulkSelectionSerializer):
 
 
 class HistoryEntrySerializer(serializers.Serializer):
-    """One entry of a row's timeline (scheduling.rows.history.timeline.Entry)."""
+    """One entry of a row's timeline (scheduling.history.timeline.Entry)."""
 
     at = serializers.DateTimeField(help_text="When, by the database clock (UTC).")
     kind = serializers.ChoiceField(choices=Kind.choices)

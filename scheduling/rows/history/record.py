@@ -112,3 +112,31 @@ def publish_failed(row: Any, error: str, *, failed: bool) -> EventHistory:
 def written_for(model: type[models.Model], pk: Any) -> models.QuerySet[EventHistory]:
     history = EventHistory.objects.using(database_of(model))
     return history.filter(model=model._meta.label_lower, row_id=pk)
+
+
+def requeued(stale: list[Any], out_of_tries: list[Any], note: str) -> list[EventHistory]:
+    """A requeued row's entries: the publication its columns are about to forget, and what
+    became of it (redelivered, or failed out of tries)."""
+    reconciler = process_actor("reconcile")
+    entries = []
+    for row in stale:
+        kind = Kind.FAILED if row.pk in out_of_tries else Kind.REDELIVERED
+        entries += [
+            *publication(row),
+            entry(row, kind, actor=reconciler, detail={"reason": note}),
+        ]
+    return entries
+
+
+# requeued()'s entries, written by the reconcile's own statement over its `requeued` rows (id,
+# status, attempts, version, delivered_at, business_time); late_by_seconds as late_by() rounds.
+REQUEUED_SQL = """
+        INSERT INTO {history} (model, row_id, at, kind, attempt, version, actor, detail)
+        SELECT %(label)s, id, entry.at, entry.kind, attempts, version, entry.actor, entry.detail
+        FROM requeued, LATERAL (VALUES
+            (delivered_at, 'published', 'sweep', jsonb_build_object('late_by_seconds',
+                round(extract(epoch FROM delivered_at - business_time)::numeric, 3))),
+            (statement_timestamp(), CASE WHEN status = 'failed' THEN 'failed' ELSE 'redelivered' END,
+                %(actor)s, jsonb_build_object('reason', %(note)s))
+        ) AS entry(at, kind, actor, detail)
+"""

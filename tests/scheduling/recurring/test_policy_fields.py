@@ -6,8 +6,8 @@ from django.contrib.auth.models import User
 
 from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import users_of
-from tests.recurring.conftest import make_schedule
-from tests.recurring.test_admin import SCHEDULES, form_data
+from tests.scheduling.recurring.conftest import make_schedule
+from tests.scheduling.recurring.test_schedule_admin import SCHEDULES, form_data
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 

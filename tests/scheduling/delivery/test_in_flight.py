@@ -13,7 +13,7 @@ from scheduling.delivery.sweep.run import sweep
 from scheduling.rows.history.models import EventHistory
 from scheduling.rows.models import ScheduledEvent
 from tests.factories import ScheduledPingFactory
-from tests.scheduling.test_handling import event_for
+from tests.scheduling.delivery.test_handling import event_for
 from tests.testapp.models import ScheduledPing
 
 pytestmark = pytest.mark.django_db

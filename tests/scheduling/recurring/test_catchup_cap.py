@@ -11,7 +11,7 @@ import time_machine
 from scheduling.recurring.conf import recurring_settings
 from scheduling.recurring.models import RecurringSchedule
 from scheduling.recurring.timeline import timeline_successors
-from tests.recurring.conftest import json_bodies, pending, sweep_until_idle
+from tests.scheduling.recurring.conftest import json_bodies, pending, sweep_until_idle
 
 pytestmark = pytest.mark.django_db
 

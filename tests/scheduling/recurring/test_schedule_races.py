@@ -14,7 +14,7 @@ from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import occurrence_skip
 from scheduling.rows.outgoing import OutgoingMessage
 from tests.conftest import wait_for
-from tests.recurring.conftest import json_bodies, pending
+from tests.scheduling.recurring.conftest import json_bodies, pending
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

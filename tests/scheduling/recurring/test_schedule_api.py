@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from tests.conftest import CURRENT_TIME, client_for, users_of
-from tests.recurring.conftest import json_bodies, make_schedule, pending, sweep_at
+from tests.scheduling.recurring.conftest import json_bodies, make_schedule, pending, sweep_at
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 

@@ -15,8 +15,8 @@ from scheduling.jobs.services import job_put
 from scheduling.rows.states import Status
 from tests.conftest import ROOT, admin_browser_page
 from tests.factories import ScheduledPingFactory, make_due_pings
-from tests.ops_dashboard.conftest import record_an_hour
 from tests.purchases.factories import CustomerFactory, ReleaseFactory, TrackFactory
+from tests.scheduling.ops.conftest import record_an_hour
 from tests.testapp.models import Ping, ScheduledOnce
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]"}

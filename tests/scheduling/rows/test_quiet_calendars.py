@@ -15,7 +15,7 @@ from scheduling.rows.history.record import written_for
 from scheduling.rows.models import ScheduledEvent
 from scheduling.time.calendars.models import Calendar, forget_named
 from tests.factories import PingFactory
-from tests.scheduling.test_quiet_hours import HELD, paris
+from tests.scheduling.rows.test_quiet_hours import HELD, paris
 from tests.testapp.models import ScheduledPing
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]

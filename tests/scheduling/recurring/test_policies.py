@@ -13,7 +13,7 @@ from scheduling.recurring.services import schedules_repair
 from scheduling.rows.actors import actor
 from scheduling.rows.history.record import written_for
 from tests.conftest import CURRENT_TIME, queued_messages
-from tests.recurring.conftest import (
+from tests.scheduling.recurring.conftest import (
     celery_body,
     json_bodies,
     make_schedule,

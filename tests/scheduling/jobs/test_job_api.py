@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 
 from scheduling.jobs.models import Job, ScheduledJobRun
 from tests.conftest import client_for
-from tests.jobs.conftest import JOBS, put_job, user_with
+from tests.scheduling.jobs.conftest import JOBS, put_job, user_with
 
 pytestmark = pytest.mark.django_db
 

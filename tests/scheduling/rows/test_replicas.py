@@ -34,7 +34,7 @@ from scheduling.rows.replicas.state import serving
 from scheduling.rows.states import Status
 from tests.conftest import client_for
 from tests.factories import ScheduledPingFactory, make_due_pings
-from tests.jobs.conftest import JOBS, put_job
+from tests.scheduling.jobs.conftest import JOBS, put_job
 from tests.testapp.models import ScheduledPing
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "replica", "second"])

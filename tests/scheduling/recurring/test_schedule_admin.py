@@ -9,7 +9,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 
 from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import CURRENT_TIME
-from tests.recurring.conftest import make_schedule, pending, sweep_at
+from tests.scheduling.recurring.conftest import make_schedule, pending, sweep_at
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 

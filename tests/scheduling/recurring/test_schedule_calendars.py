@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from scheduling.recurring.models import RecurringSchedule
 from scheduling.recurring.services import schedule_preview
 from scheduling.time.calendars.models import Calendar
-from tests.recurring.conftest import json_bodies, make_schedule, pending, sweep_at
+from tests.scheduling.recurring.conftest import json_bodies, make_schedule, pending, sweep_at
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 

@@ -20,8 +20,8 @@ from django.test import override_settings
 from scheduling.delivery.tasks import purge_task
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
+from scheduling.recurring.chain import _next_successors
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
-from scheduling.recurring.services import _next_successors
 from scheduling.rows.clock import database_now
 from scheduling.rows.history.models import EventHistory, Kind
 from scheduling.rows.models import ScheduledEvent
@@ -36,9 +36,9 @@ from scheduling.rows.purge import (
 from scheduling.rows.registry import beat_schedule
 from tests.conftest import CURRENT_TIME
 from tests.factories import PingFactory
-from tests.recurring.conftest import make_schedule
-from tests.scheduling.test_embedded import embedded_env
-from tests.scheduling.test_embedded import run as run_manage
+from tests.scheduling.delivery.test_embedded_mode import embedded_env
+from tests.scheduling.delivery.test_embedded_mode import run as run_manage
+from tests.scheduling.recurring.conftest import make_schedule
 from tests.testapp.models import ScheduledNotice, ScheduledPing
 from tests.trainings.factories import PlayerFactory, TrainingFactory
 from trainings.kinds import NotificationKind

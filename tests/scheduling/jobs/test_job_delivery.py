@@ -18,7 +18,7 @@ from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.time.times import iso_utc
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import queued_messages, wait_for
-from tests.jobs.conftest import JOBS, put_job
+from tests.scheduling.jobs.conftest import JOBS, put_job
 
 pytestmark = pytest.mark.django_db
 

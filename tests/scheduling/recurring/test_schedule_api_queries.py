@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import CURRENT_TIME
-from tests.recurring.conftest import pending
+from tests.scheduling.recurring.conftest import pending
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 

@@ -315,7 +315,7 @@ def test_sweeping_in_another_process_while_due_rows_move_across_a_boundary_loses
 @pytest.mark.django_db
 def test_a_converted_occurrence_table_drops_its_one_pending_index_and_still_chains_one_head(broker):
     from scheduling.recurring.models import ScheduledOccurrence
-    from tests.recurring.conftest import make_schedule, sweep_at
+    from tests.scheduling.recurring.conftest import make_schedule, sweep_at
 
     schedule = make_schedule(cron="*/5 * * * *")
     with connection.cursor() as cursor:
@@ -346,7 +346,7 @@ def own_database(subprocess_env):
     (CREATE INDEX CONCURRENTLY) and so cannot be rolled back after the test."""
     import psycopg
 
-    from tests.scheduling.test_embedded import run
+    from tests.scheduling.delivery.test_embedded_mode import run
 
     name = f"{connection.settings_dict['NAME']}_online"
     db = connection.settings_dict
@@ -367,7 +367,7 @@ def own_database(subprocess_env):
 def test_the_command_converts_a_table_with_rows_online_and_its_pending_rows_are_delivered(
     own_database,
 ):
-    from tests.scheduling.test_embedded import run
+    from tests.scheduling.delivery.test_embedded_mode import run
 
     env, own = own_database
     own.execute(ONLINE_ROWS)

@@ -20,7 +20,7 @@ from scheduling.recurring.services import (
     schedule_trigger,
 )
 from tests.conftest import CURRENT_TIME, queued_messages
-from tests.recurring.conftest import (
+from tests.scheduling.recurring.conftest import (
     celery_body,
     json_bodies,
     make_schedule,

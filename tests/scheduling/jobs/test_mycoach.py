@@ -32,8 +32,8 @@ from scheduling.rows.conf import scheduling_settings
 from scheduling.time.times import iso_utc
 from tests.amqp import AMQP_URL, use_rabbitmq
 from tests.conftest import client_for, start_worker, stop_process, wait_for
-from tests.jobs.conftest import JOBS, put_job, user_with
-from tests.jobs.test_delivery import node_lines, start_node
+from tests.scheduling.jobs.conftest import JOBS, put_job, user_with
+from tests.scheduling.jobs.test_job_delivery import node_lines, start_node
 
 pytestmark = pytest.mark.django_db
 

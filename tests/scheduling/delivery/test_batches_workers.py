@@ -10,7 +10,7 @@ from django.db.models import Q
 
 from scheduling.delivery.sweep.run import sweep
 from tests.conftest import message_events, queued_messages, start_worker, stop_process, wait_for
-from tests.scheduling.test_batches import make_once_rows, make_pings
+from tests.scheduling.delivery.test_batches import make_once_rows, make_pings
 from tests.testapp.models import PingEffect, ScheduledOnce, ScheduledPing
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

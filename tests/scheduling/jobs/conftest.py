@@ -30,7 +30,7 @@ def node_consumer() -> Path:
     """The Node consumer script; its packages are installed by .ci/test (ensure_node_consumer)."""
     if not (NODE_DIR / "node_modules" / "amqplib").is_dir():
         pytest.fail(
-            "tests/jobs/node/node_modules is missing: run `npm ci --prefix tests/jobs/node` "
+            "tests/scheduling/jobs/node/node_modules is missing: run `npm ci --prefix tests/scheduling/jobs/node` "
             "(.ci/test does it) to install the Node consumer's amqplib"
         )
     return NODE_DIR / "consume.js"

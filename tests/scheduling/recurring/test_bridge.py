@@ -28,7 +28,7 @@ from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.services import occurrence_skip
 from scheduling.recurring.templates import render
 from scheduling.rows.conf import scheduling_settings
-from tests.recurring.conftest import json_bodies, pending, sweep_at, sweep_until_idle
+from tests.scheduling.recurring.conftest import json_bodies, pending, sweep_at, sweep_until_idle
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ import pytest
 
 from scheduling.recurring.models import RecurringSchedule
 from scheduling.time.calendars.models import Calendar
-from tests.recurring.conftest import make_schedule
-from tests.recurring.test_admin import SCHEDULES, form_data
+from tests.scheduling.recurring.conftest import make_schedule
+from tests.scheduling.recurring.test_schedule_admin import SCHEDULES, form_data
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_clock")]
 

@@ -15,9 +15,9 @@ from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import job_put
 from scheduling.time.times import iso_utc
 from tests.conftest import wait_for
-from tests.jobs.conftest import JOBS, put_job
-from tests.recurring.conftest import json_bodies
-from tests.recurring.test_races import GatedPublisher, waiting_on_a_lock
+from tests.scheduling.jobs.conftest import JOBS, put_job
+from tests.scheduling.recurring.conftest import json_bodies
+from tests.scheduling.recurring.test_schedule_races import GatedPublisher, waiting_on_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

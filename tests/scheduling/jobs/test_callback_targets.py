@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from scheduling.jobs.models import Job
 from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import client_for, users_of
-from tests.jobs.conftest import put_job
+from tests.scheduling.jobs.conftest import put_job
 
 pytestmark = pytest.mark.django_db
 

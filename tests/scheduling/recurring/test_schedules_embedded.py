@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from tests.scheduling.test_embedded import embedded_env, run
+from tests.scheduling.delivery.test_embedded_mode import embedded_env, run
 
 pytestmark = pytest.mark.slow
 
