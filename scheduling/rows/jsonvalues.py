@@ -60,11 +60,6 @@ def json_depth(value: Any) -> int:
     return max(depth for _, depth, _, _ in _walk(value))
 
 
-def json_has_nul(value: Any) -> bool:
-    """PostgreSQL's jsonb and text refuse the NUL character, in keys and strings alike."""
-    return any(isinstance(item, str) and "\x00" in item for item, _, _, _ in _walk(value))
-
-
 def has_lone_surrogate(text: str) -> bool:
     """A "\\ud800" escape with no pair: Python holds it, UTF-8 (PostgreSQL, the broker) cannot."""
     if text.isascii():

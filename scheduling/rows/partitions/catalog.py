@@ -78,18 +78,6 @@ def bound_value(text: str) -> datetime | None:
     return datetime.fromisoformat(text.strip("'"))
 
 
-def range_condition(partition: Partition) -> tuple[str, list[datetime]]:
-    """SQL over due_at that holds for the rows the partition takes, and its parameters."""
-    parts, params = [], []
-    if partition.lower is not None:
-        parts.append("due_at >= %s")
-        params.append(partition.lower)
-    if partition.upper is not None:
-        parts.append("due_at < %s")
-        params.append(partition.upper)
-    return " AND ".join(parts) or "TRUE", params
-
-
 def literal(at: datetime | None, absent: str) -> str:
     """A bound as DDL takes it (no parameters there): a quoted ISO 8601 instant, or `absent`."""
     return absent if at is None else f"'{at.isoformat()}'"

@@ -7,12 +7,14 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from scheduling.rows.replicas.conf import NAME, read_replicas
+from scheduling.rows.replicas.middleware import ReplicaReadsMiddleware
 from scheduling.rows.replicas.router import ReplicaRouter
 
-ROUTER = "scheduling.rows.replicas.ReplicaRouter"
-MIDDLEWARE = "scheduling.rows.replicas.ReplicaReadsMiddleware"
+ROUTER = "scheduling.ReplicaRouter"
+MIDDLEWARE = "scheduling.ReplicaReadsMiddleware"
 
 
 @register()
@@ -34,7 +36,7 @@ def not_enabled() -> list[str]:
             f"{NAME} is set, but DATABASE_ROUTERS does not start with {ROUTER!r}: no read goes "
             "to a replica (another router first would decide every read itself)."
         )
-    if MIDDLEWARE not in settings.MIDDLEWARE:
+    if not any(names(entry, ReplicaReadsMiddleware) for entry in settings.MIDDLEWARE):
         problems.append(
             f"{NAME} is set, but MIDDLEWARE does not list {MIDDLEWARE!r}: no request reads from "
             "a replica."
@@ -44,5 +46,16 @@ def not_enabled() -> list[str]:
 
 def is_replica_router(entry: object) -> bool:
     if isinstance(entry, str):
-        return entry in (ROUTER, f"{ReplicaRouter.__module__}.ReplicaRouter")
+        return names(entry, ReplicaRouter)
     return isinstance(entry, ReplicaRouter)
+
+
+def names(path: str, wanted: type) -> bool:
+    """Whether a dotted path names `wanted`, by whichever path (the facade's, the module's, a
+    former one)."""
+    if path.rsplit(".", 1)[-1] != wanted.__name__:
+        return False  # not imported: a host's own router or middleware may be slow to load
+    try:
+        return bool(import_string(path) is wanted)
+    except ImportError:
+        return False

@@ -308,11 +308,11 @@ def test_an_unreachable_replica_falls_back_to_the_primary_logged_once_and_counte
 ):
     ScheduledPingFactory()
 
-    with caplog.at_level(logging.WARNING, logger="scheduling.rows.replicas"):
+    with caplog.at_level(logging.WARNING, logger="scheduling.replicas"):
         answers = [api.get(PINGS).status_code for _ in range(2)]
 
     assert answers == [200, 200]
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.rows.replicas"]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.replicas"]
     assert "read replica 'replica' is unreachable" in line
     assert fallbacks.fallback_counts() == {("replica", "unreachable"): 2}
     assert 'scheduling_replica_fallbacks_total{reason="unreachable",replica="replica"} 2.0' in (
@@ -327,12 +327,12 @@ def test_with_the_record_of_writes_away_a_signed_in_client_reads_the_primary(
     away = {**settings.CACHES["default"], "LOCATION": "redis://127.0.0.1:1/0"}
     settings.CACHES = {"default": away}  # nothing listens there: refused at once
 
-    with statements() as seen, caplog.at_level(logging.WARNING, logger="scheduling.rows.replicas"):
+    with statements() as seen, caplog.at_level(logging.WARNING, logger="scheduling.replicas"):
         answers = [api.get(PINGS).status_code for _ in range(2)]
 
     assert answers == [200, 200]
     assert seen.sql["replica"] == []
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.rows.replicas"]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "scheduling.replicas"]
     assert "the record of writes is unreachable" in line
 
 
