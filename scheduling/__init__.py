@@ -218,5 +218,6 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(new)
 
 
+# Last: only a path no file answers (an old one) reaches it.
 if not any(isinstance(finder, MovedModules) for finder in sys.meta_path):
-    sys.meta_path.insert(0, MovedModules())
+    sys.meta_path.append(MovedModules())

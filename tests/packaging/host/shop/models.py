@@ -1,5 +1,5 @@
 from django.db import models
-from scheduling.rows.models import ScheduledEvent
+from scheduling.models import ScheduledEvent
 
 
 class Order(models.Model):

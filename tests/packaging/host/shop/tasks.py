@@ -1,7 +1,7 @@
 import os
 
 from celery import shared_task
-from scheduling.delivery.handling.once import handle_once
+from scheduling import handle_once
 
 
 @shared_task(name="shop.send_order_email")

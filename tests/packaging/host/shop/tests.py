@@ -6,7 +6,7 @@ from unittest import mock
 
 from django.test import TestCase
 from django.utils import timezone
-from scheduling.delivery.testing import assert_scheduled, run_due
+from scheduling import assert_scheduled, run_due
 
 from .models import Order, ScheduledOrderEmail
 
