@@ -95,6 +95,14 @@ def configure() -> None:
     os.environ.setdefault("SCHEDULING_SCHEDULE_WRITE_THROTTLE_RATE", "100000/min")
 
 
+def scale_then_reschedule(sizes: dict[str, int]) -> None:
+    from bench.reschedule import run_reschedule
+    from bench.scale import run_scale
+
+    run_scale(sizes["small"], sizes["large"])  # reschedule works on the large table scale leaves
+    run_reschedule(sizes["reschedule_sample"])
+
+
 def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.create import run_create
     from bench.cron_scale import run_cron_scale
@@ -109,19 +117,14 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.metrics import run_metrics
     from bench.purge import run_purge
     from bench.release import run_release
-    from bench.reschedule import run_reschedule
     from bench.scale import run_scale
-
-    def run_scale_then_reschedule(small: int, large: int) -> None:
-        run_scale(small, large)  # reschedule works on the large table scale leaves
-        run_reschedule(sizes["reschedule_sample"])
 
     return {
         "drain": lambda: run_drain(sizes["drain"]),
         "lateness": lambda: run_lateness(sizes["rate"], sizes["seconds"]),
         "history": lambda: run_history(sizes["history"]),
         "scale": lambda: run_scale(sizes["small"], sizes["large"]),
-        "reschedule": lambda: run_scale_then_reschedule(sizes["small"], sizes["large"]),
+        "reschedule": lambda: scale_then_reschedule(sizes),
         "create": lambda: run_create(sizes["create"], sizes["create_seconds"]),
         "memory": lambda: run_memory(sizes["small"], sizes["memory"]),
         "purge": lambda: run_purge(

@@ -2,6 +2,8 @@
 optional app, no wing imports a wing above it, and no import (at module level, inside a function
 or for type checkers alone) closes a circle at any folder level."""
 
+import ast
+
 import pytest
 
 from tests.unit import layout
@@ -31,3 +33,24 @@ def test_no_import_runs_back_up_a_wing(every_import):
 
 def test_no_import_circle_at_any_folder_level(every_import):
     assert [str(circle) for circle in layout.import_cycles(every=every_import)] == []
+
+
+def test_no_source_function_is_over_the_limit():
+    long = [found for path in layout.source_files() for found in layout.long_functions(path)]
+    assert long == []
+
+
+def test_scheduling_has_at_most_twelve_entries_at_its_top_each_package_saying_its_role():
+    top = layout.ROOT / "scheduling"
+    entries = sorted(
+        path.name
+        for path in top.iterdir()
+        if path.name not in ("__init__.py", "py.typed", "__pycache__")
+    )
+    assert len(entries) <= 12, entries
+    silent = [
+        str(init.relative_to(layout.ROOT))
+        for init in top.rglob("__init__.py")
+        if "migrations" not in init.parts and not ast.get_docstring(ast.parse(init.read_text()))
+    ]
+    assert silent == []

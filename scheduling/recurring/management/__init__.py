@@ -1,0 +1,1 @@
+"""Django's place for the recurring app's management command (commands/recurring_repair)."""

@@ -1,0 +1,1 @@
+"""One module per command; each a thin shell over the wing that does the work."""
