@@ -218,6 +218,7 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(new)
 
 
-# Last: only a path no file answers (an old one) reaches it.
+# First: below an old package path (`scheduling.calendars.rules`) the path finder would load the
+# file a second time, as another module, from the package the old path gave.
 if not any(isinstance(finder, MovedModules) for finder in sys.meta_path):
-    sys.meta_path.append(MovedModules())
+    sys.meta_path.insert(0, MovedModules())
