@@ -120,7 +120,7 @@ def backend_in_transaction(cursor: Any, application_name: str) -> int | None:
     """The pid of a backend of `application_name` that has a transaction open, if any."""
     cursor.execute(
         "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND xact_start IS NOT NULL"
-        " AND backend_type = 'client backend'",
+        " AND backend_type = 'client backend' AND datname = current_database()",
         [application_name],
     )
     row = cursor.fetchone()

@@ -174,7 +174,9 @@ def in_sweep(application_name: str) -> bool:
 def connected(application_name_like: str) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT 1 FROM pg_stat_activity WHERE application_name LIKE %s", [application_name_like]
+            "SELECT 1 FROM pg_stat_activity WHERE application_name LIKE %s"
+            " AND datname = current_database()",
+            [application_name_like],
         )
         return cursor.fetchone() is not None
 
