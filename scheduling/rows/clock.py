@@ -6,15 +6,16 @@ from datetime import UTC, datetime
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from scheduling.rows.databases import on_postgresql
+
 DATABASE_CLOCK = "SELECT statement_timestamp()"
 PORTABLE_CLOCK = "SELECT CURRENT_TIMESTAMP"
 
 
 def database_clock(using: str = DEFAULT_DB_ALIAS) -> datetime | str:
     """The database's clock; SQLite gives UTC text."""
-    postgresql = connections[using].vendor == "postgresql"
     with connections[using].cursor() as cursor:
-        cursor.execute(DATABASE_CLOCK if postgresql else PORTABLE_CLOCK)
+        cursor.execute(DATABASE_CLOCK if on_postgresql(using) else PORTABLE_CLOCK)
         value: datetime | str = cursor.fetchone()[0]
     return value
 

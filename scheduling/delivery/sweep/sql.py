@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from scheduling.rows.actors import process_actor
 from scheduling.rows.conf import SchedulingSettings
-from scheduling.rows.databases import database_of
+from scheduling.rows.databases import database_of, on_postgresql
 from scheduling.rows.history import record
 from scheduling.rows.history.models import EventHistory
 from scheduling.rows.models import ScheduledEvent
@@ -85,10 +85,6 @@ REQUEUE_UNHANDLED = (
     SELECT id, status FROM requeued
 """
 )
-
-
-def on_postgresql(using: str = DEFAULT_DB_ALIAS) -> bool:
-    return connections[using].vendor == "postgresql"
 
 
 def quote(name: str, using: str = DEFAULT_DB_ALIAS) -> str:
