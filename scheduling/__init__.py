@@ -13,18 +13,16 @@ The framework itself lives in four wings, each importing only those below it:
   time/      time alone: zones, parsing, storable due times, calendars
 and `recurring/` and `jobs/`, the two optional apps, above them all.
 
-Module paths from before the wings (`scheduling.sweep`, `scheduling.quiet`, ...) still import,
-with a DeprecationWarning, for one release (see CHANGELOG).
+The paths that released versions documented (`scheduling.handling`, `scheduling.tasks`, ...)
+are small modules at the top that take their names from the new homes and warn
+(FORMER_PATHS); the paths Django writes into hosts' migrations stay for good.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
-import sys
-import types
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -113,112 +111,61 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *PUBLIC])
 
 
-# Module paths from before the wings, under scheduling.: old -> new. Not `admin` and `tasks`:
-# Django's admin and Celery look for `<app>.admin` and `<app>.tasks` on every start, and an
-# alias there would warn each time (apps.py imports their new homes).
-MOVED = {
-    "actors": "rows.actors",
-    "api": "ops.api",
-    "backends": "jobs.backends",
-    "batch_plan": "delivery.sweep.plan",
-    "batches": "delivery.handling.batches",
-    "calendars": "time.calendars",
-    "calendars.admin": "ops.admin.calendars",
-    "calendars.api": "ops.api.calendars",
-    "calendars.forms": "ops.admin.calendar_fields",
-    "calendars.models": "time.calendars.models",
-    "calendars.parsing": "time.calendars.parsing",
-    "calendars.references": "time.calendars.references",
-    "calendars.rules": "time.calendars.rules",
-    "calendars.store": "time.calendars.models",
-    "celery": "delivery.celery",
-    "checks": "delivery.checks",
-    "clock": "rows.clock",
-    "conf": "rows.conf",
-    "connections": "delivery.handling.connections",
-    "daemon": "delivery.sweep.daemon",
-    "databases": "rows.databases",
-    "djangotasks": "rows.djangotasks",
-    "drain": "delivery.sweep.loop",
-    "extensions": "rows.extensions",
-    "forms": "ops.forms",
-    "handling": "delivery.handling.once",
-    "handling_sql": "delivery.handling.sql",
-    "health": "ops.health",
-    "history": "rows.history",
-    "hold": "delivery.sweep.loop",
-    "host_fields": "rows.host_fields",
-    "jsonvalues": "rows.jsonvalues",
-    "locks": "delivery.locks",
-    "metrics": "delivery.metrics",
-    "migration_operations": "rows.migration_operations",
-    "outgoing": "rows.outgoing",
-    "parsing": "time.parsing",
-    "partitions": "rows.partitions",
-    "partitions.spec": "rows.due_partitions",
-    "policy": "rows.policy",
-    "publishing": "delivery.publishing",
-    "purge": "rows.purge",
-    "queries": "delivery.sweep.sql",
-    "querysets": "rows.querysets",
-    "quiet": "rows.quiet.hours",
-    "quiet_rows": "rows.quiet.holds",
-    "ratelimit": "delivery.ratelimit",
-    "reconcile": "delivery.sweep.reconcile",
-    "registry": "rows.registry",
-    "replicas": "rows.replicas",
-    "results": "delivery.sweep.results",
-    "routers": "rows.routers",
-    "setting_names": "rows.setting_names",
-    "signals": "delivery.handling.signals",
-    "states": "rows.states",
-    "sweep": "delivery.sweep.run",
-    "targets": "delivery.publishing.targets",
-    "task_handlers": "delivery.handling.task_handlers",
-    "testing": "delivery.testing",
-    "times": "time.times",
-    "views": "ops.views",
-    "zones": "time.zones",
+# Former paths, each a plain module of its own at the top of the package (old -> new). Those
+# that Django writes into a host's migrations (and the operations a host's migrations name) stay
+# for good and never warn; those a released version's docs gave warn when a name is taken from
+# them, and go in FORMER_PATHS_END. Importing one alone never warns: Django's admin and Celery
+# import `scheduling.admin` and `scheduling.tasks` on every start.
+FORMER_PATHS_END = "0.5.0"
+KEPT_FOR_MIGRATIONS = {
+    "scheduling.migration_operations": "scheduling.rows.migration_operations",
+    "scheduling.partitions": "scheduling.rows.partitions",
+    "scheduling.quiet": "scheduling.rows.quiet.hours",
 }
+DEPRECATED = {
+    "scheduling.admin": "scheduling.ops.admin",
+    "scheduling.admin.views": "scheduling.ops.admin.views",
+    "scheduling.api": "scheduling.ops.api",
+    "scheduling.api.urls": "scheduling.ops.api.urls",
+    "scheduling.api.views": "scheduling.ops.api.views",
+    "scheduling.backends": "scheduling.jobs.backends",
+    "scheduling.batches": "scheduling.delivery.handling.batches",
+    "scheduling.extensions": "scheduling.rows.extensions",
+    "scheduling.handling": "scheduling.delivery.handling.once",
+    "scheduling.history": "scheduling.rows.history",
+    "scheduling.history.timeline": "scheduling.rows.history.timeline",
+    "scheduling.metrics": "scheduling.delivery.metrics",
+    "scheduling.purge": "scheduling.rows.purge",
+    "scheduling.replicas": "scheduling.rows.replicas",
+    "scheduling.routers": "scheduling.rows.routers",
+    "scheduling.signals": "scheduling.delivery.handling.signals",
+    "scheduling.tasks": "scheduling.delivery.tasks",
+    "scheduling.testing": "scheduling.delivery.testing",
+    "scheduling.views": "scheduling.ops.views",
+}
+FORMER_PATHS = {**KEPT_FOR_MIGRATIONS, **DEPRECATED}
 
 
-def moved_to(fullname: str) -> str | None:
-    """The module an old path now names: the longest moved prefix, the rest kept."""
-    parts = fullname.split(".")
-    if parts[0] != "scheduling":
-        return None
-    for end in range(len(parts), 1, -1):
-        new = MOVED.get(".".join(parts[1:end]))
-        if new is not None:
-            return ".".join(["scheduling", new, *parts[end:]])
-    return None
+def forwarding(old: str) -> Callable[[str], Any]:
+    """The `__getattr__` of the former path `old`: each name comes from the module it moved to;
+    a deprecated path warns, naming where to import the name from now."""
+    new = FORMER_PATHS[old]
 
+    def forward(name: str) -> Any:
+        if name.startswith("__"):  # probes such as __wrapped__ or __path__: not forwarded
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        try:
+            value = getattr(importlib.import_module(new), name)
+        except AttributeError:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}") from None
+        if old in DEPRECATED:
+            home = "scheduling" if name in PUBLIC else new
+            warnings.warn(
+                f"{old} is deprecated and goes in {FORMER_PATHS_END}: "
+                f"import {name} from {home} instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return value
 
-class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old module path as the module it moved to (the same object, so patches and
-    isinstance checks see one module), with a DeprecationWarning."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if moved_to(fullname) is None:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return types.ModuleType(spec.name)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        new = moved_to(module.__name__)
-        assert new is not None
-        warnings.warn(
-            f"{module.__name__} moved to {new}; the old path goes in the next release.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        # The import system hands back whatever sys.modules holds under the old name now.
-        sys.modules[module.__name__] = importlib.import_module(new)
-
-
-# First: below an old package path (`scheduling.calendars.rules`) the path finder would load the
-# file a second time, as another module, from the package the old path gave.
-if not any(isinstance(finder, MovedModules) for finder in sys.meta_path):
-    sys.meta_path.insert(0, MovedModules())
+    return forward

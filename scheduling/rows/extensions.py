@@ -17,6 +17,7 @@ under a name already taken raises ImproperlyConfigured. docs/extending.md has th
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,6 +49,17 @@ class Extensions:
     kept: dict[str, KeepCondition] = field(default_factory=dict)  # by model label
     routes: dict[str, Route] = field(default_factory=dict)  # by prefix
     former_labels: dict[str, str] = field(default_factory=dict)  # lower-case, old to new
+
+    @property
+    def extensions(self) -> Extensions:
+        """Itself: `from scheduling.extensions import extensions`, as 0.2.0's docs wrote it."""
+        warnings.warn(
+            "scheduling.extensions.extensions is deprecated: `from scheduling import extensions` "
+            "is the registry.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self
 
     def also_purge(self, model: type[Model], condition: SqlCondition) -> None:
         """The hourly purge also walks `model` (not a scheduled one: those are purged already)

@@ -24,6 +24,8 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from scheduling import FORMER_PATHS
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PACKAGES = ("scheduling", "purchases", "trainings", "project", "bench")
 # Apps a host may leave out: the core (the rest of `scheduling`) must never import them.
@@ -57,9 +59,10 @@ class Tree:
     optional_apps: tuple[str, ...] = OPTIONAL_APPS
     wings: tuple[str, ...] = WINGS
     framework: str = "scheduling"  # the core is this package less its optional apps
+    former_paths: tuple[str, ...] = ()
 
 
-REAL = Tree()
+REAL = Tree(former_paths=tuple(FORMER_PATHS))
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,14 @@ def is_optional(module: str, tree: Tree = REAL) -> bool:
 
 
 def is_core(module: str, tree: Tree = REAL) -> bool:
-    return _under(module, tree.framework) and not is_optional(module, tree)
+    """A module of the framework's core: not an optional app's, nor a former path (which only
+    forwards to where its names live now, an optional app included)."""
+    former = tree.former_paths
+    return (
+        _under(module, tree.framework)
+        and not is_optional(module, tree)
+        and not any(_under(module, path) for path in former)
+    )
 
 
 def core_to_optional(tree: Tree = REAL, every: list[Import] | None = None) -> list[Import]:

@@ -1,15 +1,16 @@
-"""The public facade: every name a host imports from `scheduling` resolves, lazily; the module
-paths from before the wings still import, as the same module, with a warning naming the new."""
+"""The public facade: every name a host imports from `scheduling` resolves, lazily; the former
+paths are plain modules: those a released version documented warn when a name is taken from them,
+naming where it lives now; those hosts' migrations name never warn."""
 
 import importlib
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
 import scheduling
-from scheduling.delivery.sweep import run
 
 
 @pytest.mark.parametrize("name", scheduling.__all__)
@@ -31,25 +32,90 @@ def test_the_facade_imports_nothing_heavy():
     assert loaded.stdout.strip() == "[]"
 
 
-def test_an_old_path_is_the_moved_module_with_a_warning_naming_the_new():
-    sys.modules.pop("scheduling.sweep", None)
-    with pytest.warns(
-        DeprecationWarning, match="scheduling.sweep moved to scheduling.delivery.sweep.run"
-    ):
-        old = importlib.import_module("scheduling.sweep")
-    assert old is run
-
-
-def test_a_path_below_an_old_package_is_the_moved_module_not_a_second_copy():
-    sys.modules.pop("scheduling.calendars.rules", None)
-    sys.modules.pop("scheduling.calendars", None)
+@pytest.mark.parametrize("old", sorted(scheduling.FORMER_PATHS))
+def test_a_former_path_is_a_plain_module_that_imports_without_a_warning(old):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        rules = importlib.import_module("scheduling.calendars.rules")
-    assert rules is importlib.import_module("scheduling.time.calendars.rules")
+        warnings.simplefilter("error")
+        importlib.import_module(old)
+    where = Path(scheduling.__file__).parent.joinpath(*old.split(".")[1:])
+    assert where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
-@pytest.mark.parametrize("name", ["scheduling.admin", "scheduling.tasks", "scheduling.nothing"])
-def test_admin_and_tasks_have_no_alias_as_autodiscovery_imports_them(name):
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module(name)
+@pytest.mark.parametrize(
+    ("old", "name"),
+    [
+        ("scheduling.tasks", "EventHandlerTask"),
+        ("scheduling.handling", "handle_once"),
+        ("scheduling.handling", "effect_begins"),
+        ("scheduling.admin", "ScheduledEventAdmin"),
+        ("scheduling.admin", "SchedulingAdminSiteMixin"),
+        ("scheduling.admin.views", "add_attention_url"),
+        ("scheduling.api.urls", "urlpatterns"),
+        ("scheduling.api.views", "ScheduledEventViewSet"),
+        ("scheduling.signals", "event_gave_up"),
+        ("scheduling.history.timeline", "timeline"),
+        ("scheduling.purge", "older_than_done_retention"),
+        ("scheduling.views", "metrics_view"),
+        ("scheduling.testing", "run_due"),
+        ("scheduling.batches", "handle_batch"),
+        ("scheduling.routers", "AppDatabaseRouter"),
+        ("scheduling.replicas", "ReplicaRouter"),
+        ("scheduling.backends", "SchedulingBackend"),
+        ("scheduling.metrics", "recent_minutes"),
+    ],
+)
+def test_a_name_from_a_documented_former_path_warns_naming_where_it_lives_now(old, name):
+    module = importlib.import_module(old)
+    home = "scheduling" if name in scheduling.PUBLIC else scheduling.FORMER_PATHS[old]
+    with pytest.warns(DeprecationWarning, match=f"import {name} from {home} instead") as seen:
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(scheduling.FORMER_PATHS[old]), name)
+    assert seen[0].filename == __file__  # the warning points at the line that took the name
+
+
+def test_from_scheduling_tasks_import_the_handler_task_class_warns():
+    with pytest.warns(DeprecationWarning, match="scheduling.tasks is deprecated"):
+        from scheduling.tasks import EventHandlerTask
+    assert EventHandlerTask is scheduling.EventHandlerTask
+
+
+@pytest.mark.parametrize(
+    ("old", "name"),
+    [
+        ("scheduling.quiet", "DailyQuietHours"),
+        ("scheduling.quiet", "validate_time_zone"),
+        ("scheduling.migration_operations", "AdoptOrCreateModel"),
+        ("scheduling.migration_operations", "TuneScheduledTable"),
+        ("scheduling.partitions", "PartitionByDueTime"),
+        ("scheduling.partitions", "DuePartitions"),
+    ],
+)
+def test_a_path_that_migrations_name_stays_without_a_warning(old, name):
+    module = importlib.import_module(old)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(scheduling.FORMER_PATHS[old]), name)
+
+
+def test_a_name_the_new_home_lacks_is_an_attribute_error_naming_the_former_path():
+    with pytest.raises(AttributeError, match=r"'scheduling\.handling' has no attribute 'nothing'"):
+        importlib.import_module("scheduling.handling").nothing  # noqa: B018
+
+
+def test_the_extensions_registry_is_the_same_whatever_was_imported_first():
+    code = (
+        "import warnings; warnings.simplefilter('error');"
+        "import scheduling.extensions;"
+        "from scheduling import extensions;"
+        "from scheduling.rows.extensions import Extensions;"
+        "print(isinstance(extensions, Extensions), hasattr(extensions, 'also_purge'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]
+
+
+def test_from_scheduling_extensions_import_extensions_is_the_registry_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="`from scheduling import extensions`"):
+        from scheduling.extensions import extensions
+    assert extensions is scheduling.extensions

@@ -1,0 +1,25 @@
+"""Former path, deprecated: its names now live in `scheduling.ops.admin`, the public ones
+in the facade, `scheduling`. Taking a name from here warns; the path goes in
+scheduling.FORMER_PATHS_END."""
+
+from typing import TYPE_CHECKING
+
+from scheduling import forwarding
+
+if TYPE_CHECKING:
+    from scheduling.ops.admin import (
+        AuditedAdmin,
+        ScheduledEventAdmin,
+        ScheduledEventInline,
+        SchedulingAdminSite,
+        SchedulingAdminSiteMixin,
+    )
+
+__all__ = [
+    "AuditedAdmin",
+    "ScheduledEventAdmin",
+    "ScheduledEventInline",
+    "SchedulingAdminSite",
+    "SchedulingAdminSiteMixin",
+]
+__getattr__ = forwarding(__name__)

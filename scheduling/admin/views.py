@@ -1,0 +1,13 @@
+"""Former path, deprecated: its names now live in `scheduling.ops.admin.views`, the public ones
+in the facade, `scheduling`. Taking a name from here warns; the path goes in
+scheduling.FORMER_PATHS_END."""
+
+from typing import TYPE_CHECKING
+
+from scheduling import forwarding
+
+if TYPE_CHECKING:
+    from scheduling.ops.admin.views import add_attention_url
+
+__all__ = ["add_attention_url"]
+__getattr__ = forwarding(__name__)

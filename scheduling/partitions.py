@@ -1,0 +1,10 @@
+"""Former path, kept for good: hosts' migrations name it. Its names live in `scheduling.rows.partitions`."""
+
+from typing import TYPE_CHECKING
+
+from scheduling import forwarding
+
+if TYPE_CHECKING:
+    from scheduling.rows.partitions import *  # noqa: F403
+
+__getattr__ = forwarding(__name__)
