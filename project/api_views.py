@@ -23,7 +23,7 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from purchases.urls import router as purchases_router
-from scheduling.ops.api.urls import router as scheduling_router
+from scheduling.api.urls import router as scheduling_router
 from trainings.urls import router as trainings_router
 
 # (URL namespace, router): every router mounted under /api/.

@@ -96,7 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
-    "scheduling.ops.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
+    "scheduling.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -346,12 +346,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissions"],
     "DEFAULT_PARSER_CLASSES": [
-        "scheduling.ops.api.parsers.JSONParser",
+        "scheduling.api.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "scheduling.ops.api.pagination.BoundedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "scheduling.api.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "NUM_PROXIES": NUM_PROXIES,
@@ -373,7 +373,7 @@ SPECTACULAR_SETTINGS = {
     # Every scheduled model shares ScheduledEvent.Status: one enum in the schema, not a clash.
     # The trainings' kind is in both its own resource and the generic one: one enum too.
     "ENUM_NAME_OVERRIDES": {
-        "ScheduledEventStatusEnum": "scheduling.rows.states.Status",
+        "ScheduledEventStatusEnum": "scheduling.Status",
         "NotificationKindEnum": "trainings.kinds.NotificationKind",
     },
     # Swagger UI and ReDoc from drf_spectacular_sidecar's static files, never from a CDN.

@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from project.api_views import ApiRootView, DocsView, RedocView, TokenView
-from scheduling.ops.views import bad_request_naming_the_body, healthz, metrics_view
+from scheduling.views import bad_request_naming_the_body, healthz, metrics_view
 
 handler400 = bad_request_naming_the_body
 
@@ -16,7 +16,7 @@ urlpatterns = [
     path("api/redoc/", RedocView.as_view(url_name="schema"), name="api-redoc"),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/", ApiRootView.as_view(), name="api-root"),  # before the framework's own index
-    path("api/", include("scheduling.ops.api.urls")),
+    path("api/", include("scheduling.api.urls")),
     path("api/", include("purchases.urls")),
     path("api/", include("trainings.urls")),
 ]

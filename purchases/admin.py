@@ -15,9 +15,13 @@ from django.utils.html import format_html, format_html_join
 
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
 from purchases.services import purchase_refund, release_move, track_move
-from scheduling.ops.admin import AuditedAdmin
-from scheduling.ops.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
-from scheduling.ops.admin.wording import short_duration
+from scheduling.admin import (
+    STORABLE_DATETIMES,
+    AuditedAdmin,
+    ScheduledEventAdmin,
+    ScheduledEventInline,
+    short_duration,
+)
 
 # One rule for a customer's email and name wherever a page shows or searches them: the
 # permission to view customers (tests/security/test_permission_matrix.py, DATA_RULES).

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import models
 
 from purchases.headers import one_line
-from scheduling.rows.models import ScheduledEvent
+from scheduling import ScheduledEvent
 
 
 class Account(models.Model):

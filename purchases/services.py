@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from purchases.headers import header_text
 from purchases.models import Customer, Purchase, Release, ScheduledPurchase, Track
-from scheduling.time.times import require_aware, storable_utc
+from scheduling import require_aware, storable_utc
 
 DOWNLOAD_SALT = "purchases.download"
 

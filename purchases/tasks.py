@@ -5,9 +5,7 @@ from django.core.mail import get_connection
 
 from purchases.models import ScheduledPurchase
 from purchases.services import fulfillment_prefetch, fulfillment_send
-from scheduling.delivery.handling.batches import handle_batch
-from scheduling.delivery.handling.once import effect_begins, handle_once
-from scheduling.delivery.tasks import EventHandlerTask
+from scheduling import EventHandlerTask, effect_begins, handle_batch, handle_once
 
 
 class MailConnection:

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from purchases.api import views
-from scheduling.ops.api.routes import DigitIdRouter
+from scheduling.api import DigitIdRouter
 
 app_name = "purchases"
 

@@ -13,9 +13,10 @@ The framework itself lives in four wings, each importing only those below it:
   time/      time alone: zones, parsing, storable due times, calendars
 and `recurring/` and `jobs/`, the two optional apps, above them all.
 
-The paths that released versions documented (`scheduling.handling`, `scheduling.tasks`, ...)
-are small modules at the top that take their names from the new homes and warn
-(FORMER_PATHS); the paths Django writes into hosts' migrations stay for good.
+Beside the facade, a few documented modules at the top (PUBLIC_MODULES: `scheduling.admin`,
+`scheduling.api`, `scheduling.testing`, ...) re-export what a host needs for its admin, REST API,
+tests and migrations; the wings are internal. Paths that released versions documented and that
+moved (`scheduling.handling`, `scheduling.tasks`, ...) are small modules that warn (DEPRECATED).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from scheduling.rows.retention import older_than_done_retention
     from scheduling.rows.routers import AppDatabaseRouter
     from scheduling.rows.states import Status
+    from scheduling.time.times import require_aware, storable_utc
 
 PUBLIC = {
     "AppDatabaseRouter": "scheduling.rows.routers",
@@ -67,6 +69,8 @@ PUBLIC = {
     "handle_batch": "scheduling.delivery.handling.batches",
     "handle_once": "scheduling.delivery.handling.once",
     "older_than_done_retention": "scheduling.rows.retention",
+    "require_aware": "scheduling.time.times",
+    "storable_utc": "scheduling.time.times",
     "reads_primary": "scheduling.rows.replicas",
     "run_due": "scheduling.delivery.testing",
     "scheduled": "scheduling.delivery.testing",
@@ -95,8 +99,10 @@ __all__ = [
     "handle_once",
     "older_than_done_retention",
     "reads_primary",
+    "require_aware",
     "run_due",
     "scheduled",
+    "storable_utc",
     "timeline",
 ]
 
@@ -111,45 +117,48 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *PUBLIC])
 
 
-# Former paths, each a plain module of its own at the top of the package (old -> new). Those
-# that Django writes into a host's migrations (and the operations a host's migrations name) stay
-# for good and never warn; those a released version's docs gave warn when a name is taken from
-# them, and go in FORMER_PATHS_END. Importing one alone never warns: Django's admin and Celery
-# import `scheduling.admin` and `scheduling.tasks` on every start.
-FORMER_PATHS_END = "0.5.0"
-KEPT_FOR_MIGRATIONS = {
-    "scheduling.migration_operations": "scheduling.rows.migration_operations",
-    "scheduling.partitions": "scheduling.rows.partitions",
-    "scheduling.quiet": "scheduling.rows.quiet.hours",
-}
+# The documented modules at the top of the package, besides this facade: plain modules that
+# re-export what a host needs for its admin, REST API, URLconf, tests and migrations. Those that a
+# host's migrations name (migration_operations, quiet, partitions) stay for good.
+PUBLIC_MODULES = (
+    "scheduling.admin",
+    "scheduling.api",
+    "scheduling.api.urls",
+    "scheduling.migration_operations",
+    "scheduling.models",
+    "scheduling.partitions",
+    "scheduling.quiet",
+    "scheduling.testing",
+    "scheduling.views",
+)
+# Former paths that a released version's docs gave: each a plain module at the top of the package
+# whose names come from where they live now, warning, until DEPRECATED_PATHS_END (two minor
+# releases). old -> (where its names live, the public module to import them from instead; the
+# facade's own names always point at the facade). Importing one alone never warns: Django's
+# admin and Celery import `scheduling.tasks` on every start.
+DEPRECATED_PATHS_END = "0.5.0"
 DEPRECATED = {
-    "scheduling.admin": "scheduling.ops.admin",
-    "scheduling.admin.views": "scheduling.ops.admin.views",
-    "scheduling.api": "scheduling.ops.api",
-    "scheduling.api.urls": "scheduling.ops.api.urls",
-    "scheduling.api.views": "scheduling.ops.api.views",
-    "scheduling.backends": "scheduling.jobs.backends",
-    "scheduling.batches": "scheduling.delivery.handling.batches",
-    "scheduling.extensions": "scheduling.rows.extensions",
-    "scheduling.handling": "scheduling.delivery.handling.once",
-    "scheduling.history": "scheduling.rows.history",
-    "scheduling.history.timeline": "scheduling.rows.history.timeline",
-    "scheduling.metrics": "scheduling.delivery.metrics",
-    "scheduling.purge": "scheduling.rows.purge",
-    "scheduling.replicas": "scheduling.rows.replicas",
-    "scheduling.routers": "scheduling.rows.routers",
-    "scheduling.signals": "scheduling.delivery.handling.signals",
-    "scheduling.tasks": "scheduling.delivery.tasks",
-    "scheduling.testing": "scheduling.delivery.testing",
-    "scheduling.views": "scheduling.ops.views",
+    "scheduling.admin.views": ("scheduling.ops.admin.views", "scheduling.ops.admin.views"),
+    "scheduling.api.views": ("scheduling.ops.api.views", "scheduling.api"),
+    "scheduling.backends": ("scheduling.jobs.backends", "scheduling.jobs.backends"),
+    "scheduling.batches": ("scheduling.delivery.handling.batches", "scheduling"),
+    "scheduling.extensions": ("scheduling.rows.extensions", "scheduling"),
+    "scheduling.handling": ("scheduling.delivery.handling.once", "scheduling"),
+    "scheduling.history": ("scheduling.rows.history", "scheduling"),
+    "scheduling.history.timeline": ("scheduling.rows.history.timeline", "scheduling"),
+    "scheduling.metrics": ("scheduling.delivery.metrics", "scheduling"),
+    "scheduling.purge": ("scheduling.rows.purge", "scheduling"),
+    "scheduling.replicas": ("scheduling.rows.replicas", "scheduling"),
+    "scheduling.routers": ("scheduling.rows.routers", "scheduling"),
+    "scheduling.signals": ("scheduling.delivery.handling.signals", "scheduling"),
+    "scheduling.tasks": ("scheduling.delivery.tasks", "scheduling"),
 }
-FORMER_PATHS = {**KEPT_FOR_MIGRATIONS, **DEPRECATED}
 
 
 def forwarding(old: str) -> Callable[[str], Any]:
-    """The `__getattr__` of the former path `old`: each name comes from the module it moved to;
-    a deprecated path warns, naming where to import the name from now."""
-    new = FORMER_PATHS[old]
+    """The `__getattr__` of the deprecated path `old`: each name comes from where it lives now,
+    with a DeprecationWarning that names the module to import it from instead."""
+    new, public = DEPRECATED[old]
 
     def forward(name: str) -> Any:
         if name.startswith("__"):  # probes such as __wrapped__ or __path__: not forwarded
@@ -158,14 +167,13 @@ def forwarding(old: str) -> Callable[[str], Any]:
             value = getattr(importlib.import_module(new), name)
         except AttributeError:
             raise AttributeError(f"module {old!r} has no attribute {name!r}") from None
-        if old in DEPRECATED:
-            home = "scheduling" if name in PUBLIC else new
-            warnings.warn(
-                f"{old} is deprecated and goes in {FORMER_PATHS_END}: "
-                f"import {name} from {home} instead.",
-                DeprecationWarning,
-                stacklevel=2,
-            )
+        home = "scheduling" if name in PUBLIC else (new if public == "scheduling" else public)
+        warnings.warn(
+            f"{old} is deprecated and goes in {DEPRECATED_PATHS_END}: "
+            f"import {name} from {home} instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return value
 
     return forward

@@ -1,6 +1,6 @@
-"""Former path, deprecated: its names now live in `scheduling.delivery.handling.once`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Former path, deprecated: import from the facade, `scheduling` (its names live in
+`scheduling.delivery.handling.once`). Taking a name from here warns; the path goes in
+scheduling.DEPRECATED_PATHS_END."""
 
 from typing import TYPE_CHECKING
 

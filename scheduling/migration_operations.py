@@ -1,10 +1,13 @@
-"""Former path, kept for good: hosts' migrations name it. Its names live in `scheduling.rows.migration_operations`."""
+"""Public, and kept for good: the operations a host's migrations name (Django writes this path
+into them).
 
-from typing import TYPE_CHECKING
+    from scheduling.migration_operations import TuneScheduledTable
+"""
 
-from scheduling import forwarding
+from scheduling.rows.migration_operations import (
+    AdoptOrCreateModel,
+    TuneScheduledTable,
+    move_content_types,
+)
 
-if TYPE_CHECKING:
-    from scheduling.rows.migration_operations import *  # noqa: F403
-
-__getattr__ = forwarding(__name__)
+__all__ = ["AdoptOrCreateModel", "TuneScheduledTable", "move_content_types"]

@@ -1,10 +1,9 @@
-"""Former path, kept for good: hosts' migrations name it. Its names live in `scheduling.rows.partitions`."""
+"""Public, and kept for good (hosts' migrations name it): a scheduled table partitioned by due
+time.
 
-from typing import TYPE_CHECKING
+    from scheduling.partitions import DuePartitions, PartitionByDueTime
+"""
 
-from scheduling import forwarding
+from scheduling.rows.partitions import DuePartitions, PartitionByDueTime
 
-if TYPE_CHECKING:
-    from scheduling.rows.partitions import *  # noqa: F403
-
-__getattr__ = forwarding(__name__)
+__all__ = ["DuePartitions", "PartitionByDueTime"]

@@ -1,10 +1,20 @@
-"""Former path, kept for good: hosts' migrations name it. Its names live in `scheduling.rows.quiet.hours`."""
+"""Public, and kept for good (hosts' migrations name it): quiet hours for a scheduled model.
 
-from typing import TYPE_CHECKING
+from scheduling.quiet import DailyQuietHours, QuietPolicy
+"""
 
-from scheduling import forwarding
+from scheduling.rows.quiet.hours import (
+    DailyQuietHours,
+    ExcludedSpans,
+    QuietPolicy,
+    cancelled_for_quiet_hours,
+    validate_time_zone,
+)
 
-if TYPE_CHECKING:
-    from scheduling.rows.quiet.hours import *  # noqa: F403
-
-__getattr__ = forwarding(__name__)
+__all__ = [
+    "DailyQuietHours",
+    "ExcludedSpans",
+    "QuietPolicy",
+    "cancelled_for_quiet_hours",
+    "validate_time_zone",
+]

@@ -1,13 +1,10 @@
-"""Former path, deprecated: its names now live in `scheduling.delivery.testing`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Public: helpers for a host's own tests (docs: Testing).
 
-from typing import TYPE_CHECKING
+    from scheduling.testing import run_due, assert_scheduled, scheduled
 
-from scheduling import forwarding
+The same names are in the facade, `scheduling`.
+"""
 
-if TYPE_CHECKING:
-    from scheduling.delivery.testing import assert_scheduled, run_due, scheduled
+from scheduling.delivery.testing import assert_scheduled, run_due, scheduled
 
 __all__ = ["assert_scheduled", "run_due", "scheduled"]
-__getattr__ = forwarding(__name__)

@@ -1,13 +1,12 @@
-"""Former path, deprecated: its names now live in `scheduling.ops.views`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Public: the operators' views a host mounts in its URLconf.
 
-from typing import TYPE_CHECKING
+    path("healthz", healthz), path("metrics", metrics_view)
 
-from scheduling import forwarding
+and `handler400 = bad_request_naming_the_body` (a body that is not JSON gets an answer naming
+it, not Django's HTML page); the middleware `scheduling.views.InputRefusals` answers malformed
+row ids and over-limit bodies with JSON.
+"""
 
-if TYPE_CHECKING:
-    from scheduling.ops.views import metrics_view
+from scheduling.ops.views import InputRefusals, bad_request_naming_the_body, healthz, metrics_view
 
-__all__ = ["metrics_view"]
-__getattr__ = forwarding(__name__)
+__all__ = ["InputRefusals", "bad_request_naming_the_body", "healthz", "metrics_view"]

@@ -11,9 +11,13 @@ from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils import timezone
 
-from scheduling.ops.admin import AuditedAdmin
-from scheduling.ops.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
-from scheduling.ops.admin.wording import short_duration
+from scheduling.admin import (
+    STORABLE_DATETIMES,
+    AuditedAdmin,
+    ScheduledEventAdmin,
+    ScheduledEventInline,
+    short_duration,
+)
 from trainings.models import (
     Invitation,
     Player,

@@ -6,8 +6,7 @@ class TrainingsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from scheduling.rows.extensions import extensions
-        from scheduling.rows.purge import older_than_done_retention
+        from scheduling import extensions, older_than_done_retention
         from trainings.push import get_push_backend
 
         get_push_backend()  # a mistyped TRAININGS_PUSH_BACKEND fails at start, not at send

@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 
-from scheduling.rows.models import ScheduledEvent
-from scheduling.rows.quiet.hours import DailyQuietHours, QuietPolicy, validate_time_zone
+from scheduling import ScheduledEvent
+from scheduling.quiet import DailyQuietHours, QuietPolicy, validate_time_zone
 from trainings import ladder
 from trainings.kinds import InvitationStatus, NotificationKind, Phase
 

@@ -22,10 +22,8 @@ from django.db.models.functions import Coalesce, Now
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
-from scheduling.rows.querysets import ScheduledEventQuerySet
-from scheduling.rows.quiet.hours import cancelled_for_quiet_hours
-from scheduling.rows.states import Status
-from scheduling.time.times import require_aware, storable_utc
+from scheduling import ScheduledEventQuerySet, Status, require_aware, storable_utc
+from scheduling.quiet import cancelled_for_quiet_hours
 from trainings import ladder
 from trainings.kinds import PHASE_OF_KIND, InvitationStatus, NotificationKind, Phase
 from trainings.models import (

@@ -2,9 +2,7 @@ from typing import Any
 
 from celery import shared_task
 
-from scheduling.delivery.handling.batches import handle_batch
-from scheduling.delivery.handling.once import handle_once
-from scheduling.delivery.tasks import EventHandlerTask
+from scheduling import EventHandlerTask, handle_batch, handle_once
 from trainings.models import ScheduledTrainingNotification
 from trainings.push import PushRetryLater
 from trainings.reminders import reminders_send

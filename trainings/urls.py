@@ -1,4 +1,4 @@
-from scheduling.ops.api.routes import DigitIdRouter
+from scheduling.api import DigitIdRouter
 from trainings.api import views
 
 app_name = "trainings"

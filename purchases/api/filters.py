@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from rest_framework.exceptions import PermissionDenied
 
 from purchases.models import ScheduledPurchase
-from scheduling.ops.api.filters import ScheduledEventFilterSet
+from scheduling.api import ScheduledEventFilterSet
 
 
 class ScheduledPurchaseFilterSet(ScheduledEventFilterSet):

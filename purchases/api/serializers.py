@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase, Track
 from purchases.services import purchase_create, release_move
-from scheduling.ops.api.serializers import (
+from scheduling.api import (
     ScheduledEventSerializer,
     StrictDateTimeField,
     column_range,

@@ -26,10 +26,10 @@ from purchases.api.serializers import (
 )
 from purchases.models import Account, Artist, Customer, Purchase, Release, ScheduledPurchase
 from purchases.services import DOWNLOAD_SALT, purchase_refund
-from scheduling.ops.api.defaults import RequestActor
-from scheduling.ops.api.views import (
+from scheduling.api import (
     ModelChangePermission,
     ModelViewPermission,
+    RequestActor,
     ScheduledEventViewSet,
 )
 

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-from scheduling.rows.migration_operations import TuneScheduledTable
+from scheduling.migration_operations import TuneScheduledTable
 
 
 class Migration(migrations.Migration):

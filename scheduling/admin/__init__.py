@@ -1,25 +1,23 @@
-"""Former path, deprecated: its names now live in `scheduling.ops.admin`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Public: what a host needs for its scheduled models' admin pages.
 
-from typing import TYPE_CHECKING
+    from scheduling.admin import ScheduledEventAdmin, ScheduledEventInline
 
-from scheduling import forwarding
+Every name here is part of the documented surface (docs: Reference, Admin); the modules behind
+it (`scheduling.ops.admin`) are internal and may move.
+"""
 
-if TYPE_CHECKING:
-    from scheduling.ops.admin import (
-        AuditedAdmin,
-        ScheduledEventAdmin,
-        ScheduledEventInline,
-        SchedulingAdminSite,
-        SchedulingAdminSiteMixin,
-    )
+from scheduling.ops.admin.audit import AuditedAdmin
+from scheduling.ops.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, ScheduledEventInline
+from scheduling.ops.admin.sites import SchedulingAdminSite, SchedulingAdminSiteMixin, register
+from scheduling.ops.admin.wording import short_duration
 
 __all__ = [
+    "STORABLE_DATETIMES",
     "AuditedAdmin",
     "ScheduledEventAdmin",
     "ScheduledEventInline",
     "SchedulingAdminSite",
     "SchedulingAdminSiteMixin",
+    "register",
+    "short_duration",
 ]
-__getattr__ = forwarding(__name__)

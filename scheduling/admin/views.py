@@ -1,6 +1,5 @@
-"""Former path, deprecated: its names now live in `scheduling.ops.admin.views`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Former path, deprecated: its names live in `scheduling.ops.admin.views` (internal). Taking a
+name from here warns; the path goes in scheduling.DEPRECATED_PATHS_END."""
 
 from typing import TYPE_CHECKING
 

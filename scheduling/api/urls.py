@@ -1,13 +1,6 @@
-"""Former path, deprecated: its names now live in `scheduling.ops.api.urls`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Public: the framework's REST routes, for `path("api/scheduling/", include("scheduling.api.urls"))`.
+`router` is there for a host that mounts the routes itself."""
 
-from typing import TYPE_CHECKING
+from scheduling.ops.api.urls import router, urlpatterns
 
-from scheduling import forwarding
-
-if TYPE_CHECKING:
-    from scheduling.ops.api.urls import urlpatterns
-
-__all__ = ["urlpatterns"]
-__getattr__ = forwarding(__name__)
+__all__ = ["router", "urlpatterns"]

@@ -1,6 +1,5 @@
-"""Former path, deprecated: its names now live in `scheduling.ops.api.views`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Former path, deprecated: import from `scheduling.api`. Taking a name from here warns; the
+path goes in scheduling.DEPRECATED_PATHS_END."""
 
 from typing import TYPE_CHECKING
 

@@ -1,6 +1,6 @@
-"""Former path, deprecated: its names now live in `scheduling.rows.history`, the public ones
-in the facade, `scheduling`. Taking a name from here warns; the path goes in
-scheduling.FORMER_PATHS_END."""
+"""Former path, deprecated: import from the facade, `scheduling` (its names live in
+`scheduling.rows.history`). Taking a name from here warns; the path goes in
+scheduling.DEPRECATED_PATHS_END."""
 
 from scheduling import forwarding
 

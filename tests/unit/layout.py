@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduling import FORMER_PATHS
+from scheduling import DEPRECATED
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_PACKAGES = ("scheduling", "purchases", "trainings", "project", "bench")
@@ -62,7 +62,7 @@ class Tree:
     former_paths: tuple[str, ...] = ()
 
 
-REAL = Tree(former_paths=tuple(FORMER_PATHS))
+REAL = Tree(former_paths=tuple(DEPRECATED))
 
 
 @dataclass(frozen=True)

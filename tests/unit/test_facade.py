@@ -32,44 +32,41 @@ def test_the_facade_imports_nothing_heavy():
     assert loaded.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("old", sorted(scheduling.FORMER_PATHS))
-def test_a_former_path_is_a_plain_module_that_imports_without_a_warning(old):
+TOP = (*scheduling.PUBLIC_MODULES, *scheduling.DEPRECATED)
+
+
+@pytest.mark.parametrize("path", sorted(TOP))
+def test_a_public_or_former_path_is_a_plain_module_that_imports_without_a_warning(path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        importlib.import_module(old)
-    where = Path(scheduling.__file__).parent.joinpath(*old.split(".")[1:])
+        importlib.import_module(path)
+    where = Path(scheduling.__file__).parent.joinpath(*path.split(".")[1:])
     assert where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
 @pytest.mark.parametrize(
-    ("old", "name"),
+    ("old", "name", "home"),
     [
-        ("scheduling.tasks", "EventHandlerTask"),
-        ("scheduling.handling", "handle_once"),
-        ("scheduling.handling", "effect_begins"),
-        ("scheduling.admin", "ScheduledEventAdmin"),
-        ("scheduling.admin", "SchedulingAdminSiteMixin"),
-        ("scheduling.admin.views", "add_attention_url"),
-        ("scheduling.api.urls", "urlpatterns"),
-        ("scheduling.api.views", "ScheduledEventViewSet"),
-        ("scheduling.signals", "event_gave_up"),
-        ("scheduling.history.timeline", "timeline"),
-        ("scheduling.purge", "older_than_done_retention"),
-        ("scheduling.views", "metrics_view"),
-        ("scheduling.testing", "run_due"),
-        ("scheduling.batches", "handle_batch"),
-        ("scheduling.routers", "AppDatabaseRouter"),
-        ("scheduling.replicas", "ReplicaRouter"),
-        ("scheduling.backends", "SchedulingBackend"),
-        ("scheduling.metrics", "recent_minutes"),
+        ("scheduling.tasks", "EventHandlerTask", "scheduling"),
+        ("scheduling.handling", "handle_once", "scheduling"),
+        ("scheduling.handling", "effect_begins", "scheduling"),
+        ("scheduling.api.views", "ScheduledEventViewSet", "scheduling.api"),
+        ("scheduling.admin.views", "add_attention_url", "scheduling.ops.admin.views"),
+        ("scheduling.signals", "event_gave_up", "scheduling"),
+        ("scheduling.history.timeline", "timeline", "scheduling"),
+        ("scheduling.purge", "older_than_done_retention", "scheduling"),
+        ("scheduling.batches", "handle_batch", "scheduling"),
+        ("scheduling.routers", "AppDatabaseRouter", "scheduling"),
+        ("scheduling.replicas", "ReplicaRouter", "scheduling"),
+        ("scheduling.backends", "SchedulingBackend", "scheduling.jobs.backends"),
+        ("scheduling.metrics", "recent_minutes", "scheduling.delivery.metrics"),
     ],
 )
-def test_a_name_from_a_documented_former_path_warns_naming_where_it_lives_now(old, name):
+def test_a_name_from_a_deprecated_path_warns_naming_where_to_import_it_from(old, name, home):
     module = importlib.import_module(old)
-    home = "scheduling" if name in scheduling.PUBLIC else scheduling.FORMER_PATHS[old]
     with pytest.warns(DeprecationWarning, match=f"import {name} from {home} instead") as seen:
         value = getattr(module, name)
-    assert value is getattr(importlib.import_module(scheduling.FORMER_PATHS[old]), name)
+    assert value is getattr(importlib.import_module(scheduling.DEPRECATED[old][0]), name)
     assert seen[0].filename == __file__  # the warning points at the line that took the name
 
 
@@ -80,22 +77,42 @@ def test_from_scheduling_tasks_import_the_handler_task_class_warns():
 
 
 @pytest.mark.parametrize(
-    ("old", "name"),
+    ("path", "name", "home"),
     [
-        ("scheduling.quiet", "DailyQuietHours"),
-        ("scheduling.quiet", "validate_time_zone"),
-        ("scheduling.migration_operations", "AdoptOrCreateModel"),
-        ("scheduling.migration_operations", "TuneScheduledTable"),
-        ("scheduling.partitions", "PartitionByDueTime"),
-        ("scheduling.partitions", "DuePartitions"),
+        ("scheduling.quiet", "DailyQuietHours", "scheduling.rows.quiet.hours"),
+        ("scheduling.quiet", "validate_time_zone", "scheduling.rows.quiet.hours"),
+        (
+            "scheduling.migration_operations",
+            "AdoptOrCreateModel",
+            "scheduling.rows.migration_operations",
+        ),
+        (
+            "scheduling.migration_operations",
+            "TuneScheduledTable",
+            "scheduling.rows.migration_operations",
+        ),
+        ("scheduling.partitions", "PartitionByDueTime", "scheduling.rows.partitions"),
+        ("scheduling.partitions", "DuePartitions", "scheduling.rows.partitions"),
+        ("scheduling.admin", "ScheduledEventAdmin", "scheduling.ops.admin"),
+        ("scheduling.api", "ScheduledEventViewSet", "scheduling.ops.api.views"),
+        ("scheduling.api.urls", "urlpatterns", "scheduling.ops.api.urls"),
+        ("scheduling.views", "metrics_view", "scheduling.ops.views"),
+        ("scheduling.testing", "run_due", "scheduling.delivery.testing"),
     ],
 )
-def test_a_path_that_migrations_name_stays_without_a_warning(old, name):
-    module = importlib.import_module(old)
+def test_a_public_module_and_the_paths_migrations_name_never_warn(path, name, home):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        value = getattr(module, name)
-    assert value is getattr(importlib.import_module(scheduling.FORMER_PATHS[old]), name)
+        value = getattr(importlib.import_module(path), name)
+    assert value is getattr(importlib.import_module(home), name)
+
+
+def test_each_public_module_lists_what_it_exports():
+    for path in scheduling.PUBLIC_MODULES:
+        module = importlib.import_module(path)
+        if path != "scheduling.models":
+            assert module.__all__, path
+            assert all(hasattr(module, name) for name in module.__all__), path
 
 
 def test_a_name_the_new_home_lacks_is_an_attribute_error_naming_the_former_path():

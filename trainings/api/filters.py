@@ -1,6 +1,6 @@
 import django_filters  # type: ignore[import-untyped]
 
-from scheduling.ops.api.filters import AwareDateTimeFilter, ScheduledEventFilterSet
+from scheduling.api import AwareDateTimeFilter, ScheduledEventFilterSet
 from trainings.kinds import NotificationKind
 from trainings.models import ScheduledTrainingNotification, Training
 

@@ -5,7 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from scheduling.ops.api.serializers import (
+from scheduling.api import (
     IsoDurationField,
     ScheduledEventSerializer,
     StrictDateTimeField,

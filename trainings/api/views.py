@@ -11,10 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from scheduling.ops.api.defaults import RequestActor
-from scheduling.ops.api.views import (
+from scheduling.api import (
     ModelChangePermission,
     ModelViewPermission,
+    RequestActor,
     ScheduledEventViewSet,
     as_bad_request,
 )
