@@ -50,7 +50,48 @@ def _business_time_kept() -> dict[str, Any]:
     return {"business_due_at": Coalesce(F("business_due_at"), F("due_at"))}
 
 
+# Lifecycle states that are not statuses: a published row keeps status `delivered` through them.
+NOT_A_STATUS = {
+    "awaiting_handling": ".awaiting_handling()",
+    "in_flight": ".in_flight()",
+    "handled": ".handled()",
+}
+
+
+def status_refusal(lookup: str, value: Any) -> str | None:
+    """Why a filter on `status` can match no row, if it names a lifecycle state that is not a
+    status (the admin shows "Handled"; the column never holds it)."""
+    if lookup.partition("__")[0] != "status":
+        return None
+    values = value if isinstance(value, list | tuple | set | frozenset) else [value]
+    for state in values:
+        if isinstance(state, str) and state.lower() in NOT_A_STATUS:
+            return (
+                f"status is never {state!r}: a published row keeps status 'delivered' while it "
+                f"awaits handling, is in flight and once handled. Use "
+                f"{NOT_A_STATUS[state.lower()]} (or .lifecycle({state.lower()!r}))."
+            )
+    return None
+
+
+def refuse_lifecycle_statuses(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    pending: list[Any] = [*args, *kwargs.items()]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Q):
+            pending.extend(item.children)
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            why = status_refusal(item[0], item[1])
+            if why is not None:
+                raise ValueError(why)
+
+
 class ScheduledEventQuerySet(models.QuerySet[M]):
+    def _filter_or_exclude(self, negate: bool, args: Any, kwargs: Any) -> Self:
+        # filter(status="handled") would silently match nothing: refused, naming .handled().
+        refuse_lifecycle_statuses(tuple(args), dict(kwargs))
+        return super()._filter_or_exclude(negate, args, kwargs)
+
     def pending(self) -> Self:
         return self.filter(status=Status.PENDING)
 

@@ -3,6 +3,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -270,3 +271,31 @@ def test_an_update_behind_a_sliced_join_moves_only_the_slice_in_its_order(ping_m
 
     assert reload(first).due_at == FUTURE + timedelta(hours=1)
     assert reload(last).due_at == FUTURE + timedelta(days=1, hours=2)
+
+
+@pytest.mark.parametrize(
+    ("filters", "named"),
+    [
+        ({"status": "handled"}, ".handled()"),
+        ({"status__in": ["pending", "handled"]}, ".handled()"),
+        ({"status__iexact": "Handled"}, ".handled()"),
+        ({"status": "in_flight"}, ".in_flight()"),
+        ({"status": "awaiting_handling"}, ".awaiting_handling()"),
+    ],
+)
+def test_a_status_filter_on_a_state_no_row_has_is_refused_naming_the_method(
+    ping_model, filters, named
+):
+    with pytest.raises(ValueError, match=re.escape(named)):
+        ping_model.objects.filter(**filters)
+    with pytest.raises(ValueError, match="keeps status 'delivered'"):
+        ping_model.objects.exclude(Q(pk=1) | Q(**filters))
+
+
+def test_handled_rows_are_reached_by_the_method_the_error_names(ping_model, ping_factory):
+    handled = ping_factory(status=Status.DELIVERED, handled_at=timezone.now())
+    ping_factory(status=Status.DELIVERED)
+    assert list(ping_model.objects.handled()) == [handled]
+    assert list(ping_model.objects.filter(status="delivered", handled_at__isnull=False)) == [
+        handled
+    ]
