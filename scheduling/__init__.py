@@ -127,6 +127,7 @@ PUBLIC_MODULES = (
     "scheduling.migration_operations",
     "scheduling.models",
     "scheduling.partitions",
+    "scheduling.partitions.operations",
     "scheduling.quiet",
     "scheduling.testing",
     "scheduling.views",
@@ -138,7 +139,7 @@ PUBLIC_MODULES = (
 # admin and Celery import `scheduling.tasks` on every start.
 DEPRECATED_PATHS_END = "0.5.0"
 DEPRECATED = {
-    "scheduling.admin.views": ("scheduling.ops.admin.views", "scheduling.ops.admin.views"),
+    "scheduling.admin.views": ("scheduling.ops.admin.views", "scheduling"),
     "scheduling.api.views": ("scheduling.ops.api.views", "scheduling.api"),
     "scheduling.backends": ("scheduling.jobs.backends", "scheduling.jobs.backends"),
     "scheduling.batches": ("scheduling.delivery.handling.batches", "scheduling"),
@@ -167,13 +168,19 @@ def forwarding(old: str) -> Callable[[str], Any]:
             value = getattr(importlib.import_module(new), name)
         except AttributeError:
             raise AttributeError(f"module {old!r} has no attribute {name!r}") from None
-        home = "scheduling" if name in PUBLIC else (new if public == "scheduling" else public)
         warnings.warn(
-            f"{old} is deprecated and goes in {DEPRECATED_PATHS_END}: "
-            f"import {name} from {home} instead.",
+            f"{old} is deprecated and goes in {DEPRECATED_PATHS_END}: {instead(name, new, public)}",
             DeprecationWarning,
             stacklevel=2,
         )
         return value
 
     return forward
+
+
+def instead(name: str, new: str, public: str) -> str:
+    if name in PUBLIC:
+        return f"import {name} from scheduling instead."
+    if public != "scheduling":
+        return f"import {name} from {public} instead."
+    return f"{name} is internal now ({new}), with no public replacement."

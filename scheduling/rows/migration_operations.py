@@ -101,3 +101,8 @@ def move_content_types(models: list[str], *, old_label: str, new_label: str) -> 
             )
 
     return RunPython(forwards, RunPython.noop)
+
+
+# Django writes an operation's module into migrations: the public one, which stays for good.
+TuneScheduledTable.__module__ = "scheduling.migration_operations"
+AdoptOrCreateModel.__module__ = "scheduling.migration_operations"

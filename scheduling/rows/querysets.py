@@ -90,7 +90,7 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
     def _filter_or_exclude(self, negate: bool, args: Any, kwargs: Any) -> Self:
         # filter(status="handled") would silently match nothing: refused, naming .handled().
         refuse_lifecycle_statuses(tuple(args), dict(kwargs))
-        return super()._filter_or_exclude(negate, args, kwargs)
+        return super()._filter_or_exclude(negate, args, kwargs)  # type: ignore[misc]
 
     def pending(self) -> Self:
         return self.filter(status=Status.PENDING)

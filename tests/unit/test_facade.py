@@ -51,7 +51,7 @@ def test_a_public_or_former_path_is_a_plain_module_that_imports_without_a_warnin
         ("scheduling.handling", "handle_once", "scheduling"),
         ("scheduling.handling", "effect_begins", "scheduling"),
         ("scheduling.api.views", "ScheduledEventViewSet", "scheduling.api"),
-        ("scheduling.admin.views", "add_attention_url", "scheduling.ops.admin.views"),
+        ("scheduling.admin.views", "add_attention_url", None),
         ("scheduling.signals", "event_gave_up", "scheduling"),
         ("scheduling.history.timeline", "timeline", "scheduling"),
         ("scheduling.purge", "older_than_done_retention", "scheduling"),
@@ -59,12 +59,13 @@ def test_a_public_or_former_path_is_a_plain_module_that_imports_without_a_warnin
         ("scheduling.routers", "AppDatabaseRouter", "scheduling"),
         ("scheduling.replicas", "ReplicaRouter", "scheduling"),
         ("scheduling.backends", "SchedulingBackend", "scheduling.jobs.backends"),
-        ("scheduling.metrics", "recent_minutes", "scheduling.delivery.metrics"),
+        ("scheduling.metrics", "recent_minutes", None),
     ],
 )
 def test_a_name_from_a_deprecated_path_warns_naming_where_to_import_it_from(old, name, home):
     module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=f"import {name} from {home} instead") as seen:
+    says = f"import {name} from {home} instead" if home else f"{name} is internal now"
+    with pytest.warns(DeprecationWarning, match=says) as seen:
         value = getattr(module, name)
     assert value is getattr(importlib.import_module(scheduling.DEPRECATED[old][0]), name)
     assert seen[0].filename == __file__  # the warning points at the line that took the name
@@ -93,6 +94,7 @@ def test_from_scheduling_tasks_import_the_handler_task_class_warns():
         ),
         ("scheduling.partitions", "PartitionByDueTime", "scheduling.rows.partitions"),
         ("scheduling.partitions", "DuePartitions", "scheduling.rows.partitions"),
+        ("scheduling.partitions.operations", "PartitionByDueTime", "scheduling.rows.partitions"),
         ("scheduling.admin", "ScheduledEventAdmin", "scheduling.ops.admin"),
         ("scheduling.api", "ScheduledEventViewSet", "scheduling.ops.api.views"),
         ("scheduling.api.urls", "urlpatterns", "scheduling.ops.api.urls"),
@@ -136,3 +138,19 @@ def test_from_scheduling_extensions_import_extensions_is_the_registry_with_a_war
     with pytest.warns(DeprecationWarning, match="`from scheduling import extensions`"):
         from scheduling.extensions import extensions
     assert extensions is scheduling.extensions
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ("DailyQuietHours", "scheduling.quiet.DailyQuietHours"),
+        ("validate_time_zone", "scheduling.quiet.validate_time_zone"),
+        ("PartitionByDueTime", "scheduling.partitions.PartitionByDueTime"),
+        ("TuneScheduledTable", "scheduling.migration_operations.TuneScheduledTable"),
+        ("AdoptOrCreateModel", "scheduling.migration_operations.AdoptOrCreateModel"),
+    ],
+)
+def test_django_writes_the_public_path_into_a_hosts_migrations(value, path):
+    module = importlib.import_module(path.rpartition(".")[0])
+    obj = getattr(module, value)
+    assert f"{obj.__module__}.{obj.__qualname__}" == path

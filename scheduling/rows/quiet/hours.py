@@ -204,3 +204,7 @@ def fold_by_attnames(model: type[Any]) -> tuple[str, ...]:
         raise ImproperlyConfigured(
             f"{model.__name__}.quiet_fold_by = {model.quiet_fold_by!r} is not valid: {exc}"
         ) from None
+
+
+# Django writes a default's path into migrations: the public one, which stays for good.
+DailyQuietHours.__module__ = "scheduling.quiet"
