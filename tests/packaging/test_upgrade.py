@@ -320,11 +320,6 @@ def test_a_host_that_squashed_its_migrations_before_the_wings_migrates(
             stderr=subprocess.STDOUT,
             text=True,
         )
-        if "No module named 'scheduling.partitions.operations'" in migrated.stdout:
-            pytest.xfail(
-                "scheduling.partitions is a module now, so a migration squashed before the "
-                "wings (import scheduling.partitions.operations) no longer imports"
-            )
         assert migrated.returncode == 0, migrated.stdout
         assert "System check identified no issues" in manage("check", "--database", "default")
 
