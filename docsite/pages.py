@@ -137,7 +137,9 @@ def settings_page() -> str:
     fields of SchedulingSettings and the comments written beside or above each."""
     from scheduling.rows.conf import SchedulingSettings
 
-    defaults = {f"SCHEDULING_{each.name.upper()}": each.default for each in fields(SchedulingSettings)}
+    defaults = {
+        f"SCHEDULING_{each.name.upper()}": each.default for each in fields(SchedulingSettings)
+    }
     rows = []
     for name, validator, meaning in setting_fields(CONF.read_text()):
         shown = EMPTY.get(validator) or f"`{shown_value(defaults[name])}`"
@@ -194,11 +196,12 @@ def setting_fields(source: str) -> list[tuple[str, str, str]]:
         if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
             continue
         call = node.value
-        assert isinstance(call, ast.Call) and len(call.args) == 2, ast.dump(node)
+        assert isinstance(call, ast.Call), ast.dump(node)
+        assert len(call.args) == 2, ast.dump(node)
         validator = call.args[1]
         assert isinstance(validator, ast.Name)
         own = comments.get(node.end_lineno or node.lineno)
-        above = []
+        above: list[str] = []
         line = node.lineno - 1
         while line in comments and lines[line - 1].lstrip().startswith("#"):
             above.insert(0, comments[line])
@@ -336,7 +339,10 @@ def operations(schema: dict[str, Any]) -> list[str]:
                 lines += [one_line(operation["description"]), ""]
             parameters = operation.get("parameters", [])
             if parameters:
-                lines += ["| parameter | in | type | required | meaning |", "| --- | --- | --- | --- | --- |"]
+                lines += [
+                    "| parameter | in | type | required | meaning |",
+                    "| --- | --- | --- | --- | --- |",
+                ]
                 for each in parameters:
                     lines.append(
                         f"| `{each['name']}` | {each['in']} | {type_of(each.get('schema', {}))} "
