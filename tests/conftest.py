@@ -1,5 +1,5 @@
 """Fixtures and helpers shared by the tiers; the tiers and markers are set here, by folder and
-by fixture, so no test has to declare them (README, "Tests").
+by fixture, so no test has to declare them (docs/running.md, "The tests").
 
 - unit (tests/unit): no service; the Redis flush below leaves these tests alone.
 - integration (the rest of tests/ but tests/faults): PostgreSQL and Redis.

@@ -3,5 +3,5 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/scheduling/", include("scheduling.ops.api.urls")),
+    path("api/scheduling/", include("scheduling.api.urls")),
 ]
