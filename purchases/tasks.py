@@ -4,10 +4,15 @@ from celery import shared_task
 from django.core.mail import get_connection
 
 from purchases.models import ScheduledPurchase
+from purchases.refunds import send_refund_confirmation
 from purchases.services import fulfillment_prefetch, fulfillment_send
 from scheduling.delivery.handling.batches import handle_batch
 from scheduling.delivery.handling.once import effect_begins, handle_once
 from scheduling.delivery.tasks import EventHandlerTask
+
+__all__ = ["send_fulfillment_email", "send_fulfillment_emails", "send_refund_confirmation"]
+# send_refund_confirmation (a django.tasks @task) is imported here so that a worker, which
+# imports each app's tasks module, knows it: a stored task name is never imported.
 
 
 class MailConnection:

@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from scheduling.delivery.publishing.targets import TargetError, check_callback
+from scheduling.jobs.edits import apply_changes, record_changes
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.databases import atomic_on, connection_of
@@ -233,15 +234,15 @@ def job_put(
     job, created = Job.objects.select_for_update().get_or_create(
         key=check_key(key), defaults=fields
     )
-    if not created:
-        for name, value in fields.items():
-            setattr(job, name, value)
-        job.save()
-    _replace_pending_runs(job, instants)
+    changed = [] if created else apply_changes(job, fields)
+    if _replace_pending_runs(job, instants) and not created:
+        changed.append("schedules")
+    record_changes(job, changed)
     return job, created
 
 
-def _replace_pending_runs(job: Job, instants: list[datetime]) -> None:
+def _replace_pending_runs(job: Job, instants: list[datetime]) -> bool:
+    """True if the job's pending runs changed."""
     # A run a sweep was publishing is delivered once the lock is ours: counted as history below.
     pending = _lock_pending_runs(job)
     delivered = set(job.runs.filter(status=Status.DELIVERED).values_list("due_at", flat=True))
@@ -255,6 +256,7 @@ def _replace_pending_runs(job: Job, instants: list[datetime]) -> None:
     ScheduledJobRun.objects.filter(pk__in=stale).cancel("replaced by a PUT of the job")
     new = [ScheduledJobRun(job=job, due_at=at) for at in sorted(wanted - set(kept))]
     ScheduledJobRun.objects.bulk_create(new)
+    return bool(stale or new)
 
 
 def _lock_pending_runs(job: Job) -> list[ScheduledJobRun]:
@@ -272,16 +274,18 @@ def job_patch(
     payload: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
 ) -> Job:
-    """Replace what is given of callback, payload and labels; pending runs publish the new ones."""
+    """Replace what is given of callback, payload and labels; pending runs publish the new ones.
+    A django.tasks task's job refuses any change of them (scheduling.jobs.edits)."""
     job = Job.objects.select_for_update().get(key=key)
     _lock_pending_runs(job)  # a run being published with the old values is finished first
+    values: dict[str, Any] = {}
     if callback is not None:
-        job.callback, payload = check_callback_and_payload(callback, payload)
+        values["callback"], payload = check_callback_and_payload(callback, payload)
     if payload is not None:
-        job.payload = check_payload(payload)
+        values["payload"] = check_payload(payload)
     if labels is not None:
-        job.labels = check_labels(labels)
-    job.save()
+        values["labels"] = check_labels(labels)
+    record_changes(job, apply_changes(job, values))
     return job
 
 
