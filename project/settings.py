@@ -18,8 +18,10 @@ from project.env import (
     env_hostports,
     env_int,
     env_list,
+    env_log_level,
     env_mapping,
     env_number,
+    env_port,
     env_str,
     env_url,
     redis_database,
@@ -27,6 +29,9 @@ from project.env import (
     sentinel_location,
 )
 from project.log_config import logging_config
+
+# The trainings' push backend (TRAININGS_PUSH_*): docs/push.md.
+from project.push_settings import *  # noqa: F403
 
 # Client identity (NUM_PROXIES) and failed sign-ins (django-axes): docs/operations.md, Security.
 from project.sign_in import *  # noqa: F403
@@ -309,7 +314,7 @@ SCHEDULING_RECURRING_MISFIRE_GRACE = env_number("SCHEDULING_RECURRING_MISFIRE_GR
 # default the local web server of `.ci/up`, on PORT.
 PURCHASES_SITE_URL = env_url(
     "PURCHASES_SITE_URL",
-    f"http://localhost:{env_int('PORT', 8000, minimum=1)}",
+    f"http://localhost:{env_port('PORT', 8000)}",
     schemes=("http", "https"),
 )
 
@@ -318,25 +323,9 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.Emai
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
 # The SMTP backend's server (django.core.mail.backends.smtp.EmailBackend; the bench's fake).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
-EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
+EMAIL_PORT = env_port("EMAIL_PORT", 25)
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0, maximum=3600)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
-
-# --- Trainings ----------------------------------------------------------------------------
-# Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a
-# PushNotification per player), trainings.push.LoggingPushBackend or
-# trainings.push.HttpPushBackend (below).
-TRAININGS_PUSH_BACKEND = env_str("TRAININGS_PUSH_BACKEND", "trainings.push.RecordingPushBackend")
-# trainings.push.HttpPushBackend: FCM HTTP v1 at {TRAININGS_PUSH_URL}/v1/projects/{PROJECT}/
-# messages:send with `Authorization: Bearer {TOKEN}`; each request may take CONNECT_TIMEOUT
-# seconds to connect and TIMEOUT seconds for each read (docs/push.md).
-TRAININGS_PUSH_URL = env_url(
-    "TRAININGS_PUSH_URL", "https://fcm.googleapis.com", schemes=("https", "http")
-)
-TRAININGS_PUSH_PROJECT = env_str("TRAININGS_PUSH_PROJECT", "")
-TRAININGS_PUSH_TOKEN = env_str("TRAININGS_PUSH_TOKEN", "")
-TRAININGS_PUSH_TIMEOUT = env_float("TRAININGS_PUSH_TIMEOUT", 10.0)
-TRAININGS_PUSH_CONNECT_TIMEOUT = env_float("TRAININGS_PUSH_CONNECT_TIMEOUT", 3.0)
 
 # --- REST ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -393,7 +382,7 @@ STATIC_ROOT = RUN_DIR / "static"
 LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not valid: expected text or json.")
-LOGGING = logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "INFO"))
+LOGGING = logging_config(LOG_FORMAT, env_log_level("LOG_LEVEL", "INFO"))
 if LOG_FORMAT == "json":
     logging.captureWarnings(True)  # a Python warning is a log line too, not bare text
 # Error reports (AdminEmailHandler) also hide passwords in URL settings and sensitive POST fields.
