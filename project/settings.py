@@ -299,6 +299,10 @@ SCHEDULING_JOB_MAX_INSTANTS = env_number("SCHEDULING_JOB_MAX_INSTANTS", 1000)
 SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_number("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 65536)
 # Task names or patterns ("billing.*,reports.build") other codebases' workers run for keyed jobs.
 SCHEDULING_EXTERNAL_TASKS = env_list("SCHEDULING_EXTERNAL_TASKS", [])
+# Django's task framework on keyed jobs (docs/django-tasks.md): purchases' refund confirmations.
+TASKS: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "scheduling.jobs.backends.SchedulingBackend"}
+}
 # What the app's ready() adds to the project; each can be turned off (docs/adding-scheduling.md).
 SCHEDULING_ADMIN_AUTOREGISTER = env_bool("SCHEDULING_ADMIN_AUTOREGISTER", True)
 SCHEDULING_ADMIN_PAGES = env_bool("SCHEDULING_ADMIN_PAGES", True)
