@@ -7,10 +7,12 @@ while a worker or beat loads its task modules, before either sends the signals b
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
 from celery import signals
+from django.utils.log import RequireDebugTrue
 
 
 def connect() -> None:
@@ -27,6 +29,9 @@ def connect() -> None:
     )
     signals.worker_process_shutdown.connect(
         write_buffered_counts, weak=False, dispatch_uid="scheduling.counts"
+    )
+    signals.after_setup_logger.connect(
+        one_line_per_record, weak=False, dispatch_uid="scheduling.log_lines"
     )
     signals.worker_init.connect(
         keep_connections, weak=False, dispatch_uid="scheduling.delivery.handling.connections"
@@ -46,6 +51,23 @@ def refuse_to_start(**kwargs: Any) -> None:
         print(error.msg, file=sys.stderr, flush=True)
     if errors:
         raise SystemExit(1)
+
+
+def one_line_per_record(logger: logging.Logger, **kwargs: Any) -> None:
+    """Celery has given the root logger its console (a worker, beat): Django's default console
+    handler on the "django" logger, which also propagates to the root, would print every
+    django.* line a second time when DEBUG is on, django.tasks' "Task id=... state=..." among
+    them. That handler alone goes (as Django's DEFAULT_LOGGING makes it: a plain stream handler
+    for DEBUG only); the root prints each line once, DEBUG or not. A "django" logger the host
+    configured not to propagate, or with handlers of its own, is left as it is."""
+    django_logger = logging.getLogger("django")
+    if not (django_logger.propagate and logger.handlers):
+        return
+    for handler in list(django_logger.handlers):
+        if type(handler) is logging.StreamHandler and any(
+            isinstance(each, RequireDebugTrue) for each in handler.filters
+        ):
+            django_logger.removeHandler(handler)
 
 
 def warn_unknown_settings(**kwargs: Any) -> None:
