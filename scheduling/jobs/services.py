@@ -18,6 +18,12 @@ from django.db.models import Q, QuerySet
 from scheduling.delivery.publishing.targets import TargetError, check_callback
 from scheduling.jobs.edits import apply_changes, record_changes
 from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.volume import (
+    BUSINESS_TIME,
+    check_not_long_past,
+    check_owner_caps,
+    take_ownership,
+)
 from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.databases import atomic_on, connection_of
 from scheduling.rows.jsonvalues import JsonValueError, check_json_value
@@ -215,6 +221,7 @@ def job_put(
     callback: Mapping[str, Any],
     payload: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
+    owner_id: int | None = None,
 ) -> tuple[Job, bool]:
     """Create or replace a job; its pending runs become exactly `schedules`. True if created.
 
@@ -223,6 +230,7 @@ def job_put(
     run expired, failed or was cancelled was never delivered: given again, it is pending again.
     Runs no longer wanted are cancelled and kept as history. A payload or labels not given are
     empty (a rabbitmq callback may give the payload as `callback.data.payload`).
+    `owner_id`: the API user writing it, whose caps apply (scheduling.jobs.volume).
     """
     checked_callback, checked_payload = check_callback_and_payload(callback, payload)
     fields = {
@@ -234,10 +242,13 @@ def job_put(
     job, created = Job.objects.select_for_update().get_or_create(
         key=check_key(key), defaults=fields
     )
+    take_ownership(job, owner_id)
+    check_not_long_past(job, instants)
     changed = [] if created else apply_changes(job, fields)
     if _replace_pending_runs(job, instants) and not created:
         changed.append("schedules")
     record_changes(job, changed)
+    check_owner_caps(job, "schedules")
     return job, created
 
 
@@ -245,12 +256,14 @@ def _replace_pending_runs(job: Job, instants: list[datetime]) -> bool:
     """True if the job's pending runs changed."""
     # A run a sweep was publishing is delivered once the lock is ours: counted as history below.
     pending = _lock_pending_runs(job)
-    delivered = set(job.runs.filter(status=Status.DELIVERED).values_list("due_at", flat=True))
+    # Instants as asked for (business_time): the sweep may have moved a run's due_at, e.g.
+    # while its queue's backlog was full (scheduling.delivery.sweep.backlog).
+    delivered = set(job.runs.filter(status=Status.DELIVERED).values_list(BUSINESS_TIME, flat=True))
     wanted = set(instants) - delivered
     kept: dict[datetime, ScheduledJobRun] = {}
     for run in pending:
-        if run.due_at in wanted and run.due_at not in kept:
-            kept[run.due_at] = run
+        if run.business_time in wanted and run.business_time not in kept:
+            kept[run.business_time] = run
     kept_ids = {run.pk for run in kept.values()}
     stale = [run.pk for run in pending if run.pk not in kept_ids]
     ScheduledJobRun.objects.filter(pk__in=stale).cancel("replaced by a PUT of the job")
@@ -286,6 +299,7 @@ def job_patch(
     if labels is not None:
         values["labels"] = check_labels(labels)
     record_changes(job, apply_changes(job, values))
+    check_owner_caps(job, "payload" if payload is not None else "labels")
     return job
 
 

@@ -185,14 +185,25 @@ class SchedulingSettings:
     metrics_token: str = setting("", a_string)  # bearer token for /metrics; empty: staff only
     # /healthz answers 503 when a due row waits longer.
     health_max_lateness: float = setting(60.0, a_duration, MAX_SECONDS)
+    # Seconds without a sweep of a model before /healthz, the dashboard and /metrics' readers
+    # say "no sweep for N s" (due rows or not).
+    health_max_sweep_age: float = setting(60.0, a_duration, DAY)
     bulk_throttle_rate: str = setting("60/min", a_rate)  # bulk requests per user (REST)
     # Creates, edits, deletes and triggers of recurring schedules, and writes of keyed jobs,
     # per user (REST); each budget is its own.
     schedule_write_throttle_rate: str = setting("60/min", a_rate)
     job_write_throttle_rate: str = setting("600/min", a_rate)
+    job_list_throttle_rate: str = setting("120/min", a_rate)  # GETs of the keyed jobs' list
     job_max_instants: int = setting(1000, a_count, 100_000)  # instants one keyed job may hold
     # A keyed job's payload, as JSON.
     job_max_payload_bytes: int = setting(64 * 1024, a_count, 16 * 1024 * 1024)
+    # Seconds in the past a keyed job's new instant may be (older ones are refused), and what
+    # one API user's jobs may hold pending: runs, and bytes (each run's payload and labels).
+    job_max_past: float = setting(float(DAY), a_delay, 365 * DAY)
+    job_max_pending_runs_per_user: int = setting(100_000, a_count, 100_000_000)
+    job_max_pending_bytes_per_user: int = setting(64 * 1024 * 1024, a_count, 1024**4)
+    # Messages a plain-JSON queue may hold before the sweep stops adding to it (rows wait).
+    queue_target_max_backlog: int = setting(10_000, a_count, 10_000_000)
     # Seconds late before a fire time counts as missed.
     recurring_misfire_grace: float = setting(10.0, a_delay, MAX_SECONDS)
     # Model label -> "N/s" or "N/m" (or None: unlimited): how fast the sweep publishes its rows,

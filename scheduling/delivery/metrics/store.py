@@ -26,6 +26,7 @@ from typing import Any
 from django.db import transaction
 from prometheus_client.utils import floatToGoString
 
+from scheduling.delivery.metrics.gauges import late_since
 from scheduling.delivery.metrics.logs import BatchIds, batch_ids, log_published
 from scheduling.rows.databases import database_of, redis_client_for_locks
 from scheduling.rows.models import ScheduledEvent
@@ -74,16 +75,22 @@ def record_published(
 ) -> None:
     """Called inside the batch's transaction: counts and logs the batch once it commits.
 
-    Lateness is the claim's cutoff (the database's clock) minus each row's due_at; the
-    publish follows within the same transaction. `rate_limited`: the model's rate limit held the batch
+    Lateness is the claim's cutoff (the database's clock) minus each row's due_at, or its
+    created_at if it was created already due (gauges.LATE_SINCE); the publish follows within
+    the same transaction. `rate_limited`: the model's rate limit held the batch
     back; its rows and their lateness are counted apart as well.
     """
     if rows:
-        lateness = [(cutoff - row.due_at).total_seconds() for row in rows]
+        lateness = [max((cutoff - late_since(row)).total_seconds(), 0.0) for row in rows]
         ids = batch_ids(rows)
         _after_commit(
             model, lambda: _published(label(model), lateness, ids, rate_limited=rate_limited)
         )
+
+
+def record_held(model: type[ScheduledEvent], rows: int) -> None:
+    """Called inside the batch's transaction: rows kept back by a full queue (sweep/backlog)."""
+    _after_commit(model, lambda: _write(lambda pipe: _count(pipe, label(model), "held", rows)))
 
 
 def record_sweep(

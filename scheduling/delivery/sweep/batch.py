@@ -20,6 +20,7 @@ from django.db.models.functions import Now
 from scheduling.delivery import metrics
 from scheduling.delivery.handling.signals import send_after_commit
 from scheduling.delivery.publishing import Publisher, PublishError
+from scheduling.delivery.sweep import backlog
 from scheduling.delivery.sweep.plan import BatchPlan, plan_batch
 from scheduling.delivery.sweep.results import Allowance, BatchResult
 from scheduling.delivery.sweep.sql import configure_sweep_transaction, mark_delivered
@@ -218,6 +219,7 @@ def mark_batch(
 ) -> BatchResult:
     result = BatchResult(claimed=claimed)
     result.delivered = mark_delivered(model, [row.pk for row, _ in plan.publish])
+    result.held = backlog.hold(model, plan.held, now=now, full=plan.full)
     result.expired = model.objects.filter(pk__in=[row.pk for row in plan.expired]).update(
         status=Status.EXPIRED, updated_at=Now()
     )
