@@ -18,7 +18,6 @@ from scheduling.delivery.metrics.prometheus import exposition
 from scheduling.delivery.metrics.store import (
     MinuteBucket,
     flush_counts,
-    last_sweep_ages,
     not_recorded,
     recent_minutes,
     record_handle_failure,
@@ -35,7 +34,6 @@ __all__ = [
     "due_rows",
     "exposition",
     "flush_counts",
-    "last_sweep_ages",
     "not_recorded",
     "oldest_due_seconds",
     "quiet_idle_sweeps",
