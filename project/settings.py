@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from project.databases import database_config, pool_from_env, replica_config
+from project.databases import database_config, pool_from_env, replica_config, web_timeouts
 from project.env import (
     env_bool,
     env_float,
@@ -93,6 +93,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "project.request_timeouts.DatabaseTimeouts",  # first: a request's every statement has them
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -102,6 +103,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
     "scheduling.ops.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
+    "scheduling.ops.busy.BusyDatabaseMiddleware",  # a busy database: 503 with Retry-After
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -161,6 +163,8 @@ if env_str("DATABASE_REPLICA_URL", ""):
     DATABASE_ROUTERS = ["scheduling.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
     MIDDLEWARE = [*MIDDLEWARE, "scheduling.ReplicaReadsMiddleware"]
 pool_from_env(DATABASES)  # DATABASE_POOL_MAX_SIZE: a ceiling of connections, per database
+# Seconds a web request may wait for a lock, and run a statement (project/request_timeouts.py).
+DATABASE_LOCK_TIMEOUT, DATABASE_STATEMENT_TIMEOUT = web_timeouts()
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
 REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -348,6 +352,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "NUM_PROXIES": NUM_PROXIES,
+    # A busy database (a lock or statement timeout, no pooled connection free): 503, Retry-After.
+    "EXCEPTION_HANDLER": "scheduling.ops.busy.api_exception_handler",
 }
 # Bulk reschedule and cancel requests per user (every bulk endpoint shares the budget).
 SCHEDULING_BULK_THROTTLE_RATE = env_str("SCHEDULING_BULK_THROTTLE_RATE", "60/min")
@@ -356,7 +362,6 @@ SCHEDULING_SCHEDULE_WRITE_THROTTLE_RATE = env_str(
     "SCHEDULING_SCHEDULE_WRITE_THROTTLE_RATE", "60/min"
 )
 SCHEDULING_JOB_WRITE_THROTTLE_RATE = env_str("SCHEDULING_JOB_WRITE_THROTTLE_RATE", "600/min")
-SCHEDULING_JOB_LIST_THROTTLE_RATE = env_str("SCHEDULING_JOB_LIST_THROTTLE_RATE", "120/min")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Scheduling API",
     "DESCRIPTION": "Per-domain scheduled rows: list, reschedule and cancel by business facts.",
