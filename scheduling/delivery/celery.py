@@ -27,6 +27,7 @@ def connect() -> None:
     signals.celeryd_init.connect(
         consume_scheduling_queues, weak=False, dispatch_uid="scheduling.queues"
     )
+    signals.celeryd_init.connect(embed_beat, weak=False, dispatch_uid="scheduling.beat.embedded")
     signals.worker_process_shutdown.connect(
         write_buffered_counts, weak=False, dispatch_uid="scheduling.counts"
     )
@@ -105,6 +106,16 @@ def consume_scheduling_queues(sender: str, instance: Any, conf: Any, **kwargs: A
         # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration; any other is
         # declared as Celery declares a missing queue (quorum, with CELERY_BROKER_QUORUM_QUEUES).
         queues.select_add(queues.get(name) or queues.new_missing(name))
+
+
+def embed_beat(sender: str, instance: Any, conf: Any, **kwargs: Any) -> None:
+    """A worker's `-B` beat runs the framework's scheduler (no SQLite schedule file to lose
+    across the fork: scheduling.delivery.beat) unless the host chose its own, and the worker
+    stops, exit code 1, if that beat dies."""
+    from scheduling.delivery.beat import use_framework_scheduler, watch_embedded_beat
+
+    use_framework_scheduler(conf)
+    watch_embedded_beat(instance.app)
 
 
 def keep_connections(sender: Any, **kwargs: Any) -> None:
