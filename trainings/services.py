@@ -157,11 +157,13 @@ def invitation_reply(*, invitation: Invitation, status: str) -> Invitation:
 def reminder_send(*, notification: ScheduledTrainingNotification, event_id: str) -> int:
     """Sends one reminder to whoever still has to act, computed now; returns pushes sent.
 
-    Runs inside the handler's effect-once transaction, with the reminder's row locked.
+    Runs inside the handler's effect-once transaction (handle_once's, or the row's own in a
+    batch's `each`), with the reminder's row locked and no other reminder's.
     """
     # Locked so a concurrent training_cancel either commits first (and nothing is sent) or
-    # waits until the pushes are out. handle_once holds the reminder's row already: the lock
-    # order is scheduled rows, then the training, as in training_move and training_cancel.
+    # waits until this reminder's pushes are out. The handler holds the reminder's row already:
+    # the lock order is scheduled rows, then the training, as in training_move and
+    # training_cancel.
     training = Training.objects.select_for_update(no_key=True).get(pk=notification.training_id)
     notification.training = training  # expiry and message from the locked, current times
     deadline = notification.expires_at()
