@@ -33,6 +33,8 @@ RUN_HISTORY = 50
 # A job in the list shows this many of its next pending instants and its runs counted by
 # status, so a page costs the same whatever its jobs hold; the job's own URL has all of them.
 LIST_SCHEDULES = 10
+# Jobs a list page holds at most (`?limit=` above it is capped): each carries its payload.
+MAX_LIST_LIMIT = 100
 RUN_COUNTS_SCHEMA = {
     "type": "object",
     "properties": {status: {"type": "integer"} for status in Status.values},

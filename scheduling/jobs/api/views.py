@@ -19,6 +19,7 @@ from scheduling.jobs.api.filters import NOT_FILTERS, parse_bulk_filter, parse_jo
 from scheduling.jobs.api.schema import documented
 from scheduling.jobs.api.serializers import (
     LIST_SCHEDULES,
+    MAX_LIST_LIMIT,
     RUN_HISTORY,
     JobBulkCancelSerializer,
     JobBulkRescheduleSerializer,
@@ -48,9 +49,6 @@ from scheduling.ops.api.views import BulkActions, ModelViewPermission, validated
 from scheduling.rows.states import Status
 
 T = TypeVar("T")
-
-# Jobs a list page holds at most (`?limit=` above it is capped): each carries its payload.
-MAX_LIST_LIMIT = 100
 
 
 class JobListPagination(BoundedLimitOffsetPagination):
