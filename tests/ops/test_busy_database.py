@@ -60,7 +60,8 @@ def test_an_api_cancel_behind_a_held_lock_is_503_busy_with_retry_after(
 
     assert answer.status_code == 503, answer.content
     assert answer["Retry-After"] == str(busy.RETRY_AFTER)
-    assert "busy" in answer.json()["detail"] and "lock_timeout" in answer.json()["detail"]
+    assert "busy" in answer.json()["detail"]
+    assert "lock_timeout" in answer.json()["detail"]
     pending = ScheduledTrainingNotification.objects.filter(status="pending").count()
     assert pending == ScheduledTrainingNotification.objects.count() > 0  # nothing cancelled
 
@@ -97,20 +98,26 @@ def test_the_timeouts_are_the_requests_and_go_back_to_the_servers_after_it(
     with connection.execute_wrapper(after_each_statement):
         assert api.get("/api/teams/").status_code == 200
 
-    assert seen and set(seen) == {("500ms", "250ms")}
+    assert seen
+    assert set(seen) == {("500ms", "250ms")}
     assert current() == defaults  # what a worker or a command sharing the connection gets
 
 
 def current() -> tuple[str, str]:
     with connection.connection.cursor() as cursor:  # the driver's: no wrapper, no log
-        cursor.execute("SELECT current_setting('lock_timeout'), current_setting('statement_timeout')")
+        cursor.execute(
+            "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')"
+        )
         return tuple(cursor.fetchone())
 
 
 def error_of(statement: str) -> OperationalError:
-    with pytest.raises(OperationalError) as raised, transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(statement)
+    with (
+        pytest.raises(OperationalError) as raised,
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(statement)
     return raised.value
 
 
