@@ -124,7 +124,9 @@ def make_trainings(rows: int) -> None:
     from trainings.models import Player, ScheduledTrainingNotification, Team, Training
 
     start = timezone.now() + timedelta(days=30)
-    teams = Team.objects.bulk_create(Team(name=f"team {t}", quiet_hours=False) for t in range(TEAMS))
+    teams = Team.objects.bulk_create(
+        Team(name=f"team {t}", quiet_hours=False) for t in range(TEAMS)
+    )
     Player.objects.bulk_create(
         Player(team=team, name=f"player {t}-{p}")
         for t, team in enumerate(teams)

@@ -107,8 +107,7 @@ class ScheduledPurchase(ScheduledEvent):
     event_type = "purchases.fulfillment"
     # Every email of a customer is one admin search away: the start of their email or name, any
     # case, found through two indexes on the customers (migration 0010). Not "contains", nor the
-    # release's title (the list has a release filter): either joins and scans every row, seconds
-    # a search over 200,000 rows.
+    # release's title (the list has a release filter): either joins and scans every row.
     search_fields = ("^purchase__customer__email", "^purchase__customer__name")
 
     class Meta(ScheduledEvent.Meta):

@@ -224,7 +224,7 @@ class ScheduledTrainingNotification(ScheduledEvent):
     quiet_related = ("training__team",)
     # A team's reminders one admin search away: the start of its name, any case, found through
     # an index on the teams (migration 0012). Not "contains", nor the players' names (a join
-    # that repeats each row once per player, then DISTINCT): seconds a search over 200,000 rows.
+    # that repeats each row once per player, then DISTINCT): either scans every row.
     search_fields = ("^training__team__name",)
 
     class Meta(ScheduledEvent.Meta):

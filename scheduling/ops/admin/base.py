@@ -164,7 +164,7 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
     list_filter: ClassVar[Any] = (LifecycleFilter,)
     date_hierarchy = "due_at"
     # A search or a filter shows "N results" without counting the whole table beside it (a scan
-    # of every row, seconds at millions).
+    # of every row).
     show_full_result_count = False
     # Adds a "Needs attention" link (the page of failed rows of every model) to the list.
     change_list_template = "admin/scheduling/change_list.html"
