@@ -123,7 +123,8 @@ def django_shell(code: str) -> str:
 
 def api_token() -> str:
     code = (
-        "from django.contrib.auth.models import User; from rest_framework.authtoken.models import Token; "
+        "from django.contrib.auth.models import User; "
+        "from rest_framework.authtoken.models import Token; "
         "user = User.objects.get(username='bench-admin-search'); "
         "print(Token.objects.get_or_create(user=user)[0].key)"
     )

@@ -45,7 +45,10 @@ def _driver_reason(error: BaseException) -> str | None:
 
 
 def busy_detail(reason: str) -> str:
-    return f"The database is busy ({reason}): the request was not completed. Try again in {RETRY_AFTER} s."
+    return (
+        f"The database is busy ({reason}): the request was not completed."
+        f" Try again in {RETRY_AFTER} s."
+    )
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
