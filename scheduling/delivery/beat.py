@@ -6,9 +6,11 @@ while the Python objects that own them (the parent's Redis and database connecti
 loop, its pool's pipes) live on in the child. Celery's PersistentScheduler then opens its
 schedule file through shelve, which on Python 3.13 is an SQLite database (dbm.sqlite3) holding
 the lowest free numbers, the very ones those objects still believe theirs. When one of them is
-closed or finalised (a Redis connection dropped after the fork, Celery's Django fix-up closing
-the database connections at beat_embedded_init), it closes SQLite's descriptor, and beat dies
-with "locking protocol" while the worker goes on.
+closed or finalised, it closes SQLite's descriptor, and beat dies ("locking protocol", "disk
+I/O error") while the worker goes on. Celery's Django fix-up does exactly that at
+beat_embedded_init, closing the database connections inherited from the worker: a worker that
+had queried the database before beat forked lost its beat at every start (tests/packaging/
+test_embedded_beat.py).
 
 ScheduleFile keeps the schedule in memory and touches its file only to load it at start and to
 replace it whole at each sync (a temporary file, then os.replace): no descriptor lives long
@@ -52,7 +54,7 @@ ENTRIES = b"entries"  # the shelf's key (shelve encodes keys) of PersistentSched
 
 class ScheduleFile(dict[bytes, bytes]):
     """The shelf's storage (keys and pickled values, as shelve writes them): loaded from `path`
-    once, written whole at each sync."""
+    once, written whole at each sync (the shelf's sync and close call it)."""
 
     def __init__(self, path: str) -> None:
         super().__init__()
@@ -80,9 +82,6 @@ class ScheduleFile(dict[bytes, bytes]):
             log.warning(
                 "beat: schedule file %s not written (%r); next sync retries", self.path, exc
             )
-
-    def close(self) -> None:
-        self.sync()
 
 
 def own_entries(pickled: bytes) -> bytes:
