@@ -49,8 +49,9 @@ OLDEST_DUE_SQL = f"""(SELECT EXTRACT(EPOCH FROM statement_timestamp() - min({LAT
 
 def late_since(row: ScheduledEvent) -> datetime:
     """When a row began to be late, as LATE_SINCE says: its due time, or its creation if it was
-    created already due."""
-    return max(row.due_at, row.created_at)
+    created already due. A row not saved yet has no creation: its due time."""
+    created = row.__dict__.get("created_at")  # never a query for a deferred column
+    return row.due_at if created is None else max(row.due_at, created)
 
 
 GAUGES_SQL = """
