@@ -47,6 +47,8 @@ def test_each_task_event_is_one_line_of_the_worker_log(
     result = send_refund_confirmation.enqueue(PurchaseFactory().pk)
     assert sweep(ScheduledJobRun, now=timezone.now()).delivered == 1
     log = tmp_path / "worker.log"
+    if "-B" in options:  # beat's schedule file in the test's folder, not the checkout
+        options = (*options, "-s", str(tmp_path / "celerybeat-schedule"))
     worker = start_worker({**subprocess_env, "LOG_FORMAT": log_format}, log, *options)
     try:
         wait_for(lambda: send_refund_confirmation.get_result(result.id).status == "SUCCESSFUL")
