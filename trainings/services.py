@@ -154,8 +154,14 @@ def invitation_reply(*, invitation: Invitation, status: str) -> Invitation:
     return invitation
 
 
-def reminder_send(*, notification: ScheduledTrainingNotification, event_id: str) -> int:
-    """Sends one reminder to whoever still has to act, computed now; returns pushes sent.
+def reminder_send(
+    *,
+    notification: ScheduledTrainingNotification,
+    event_id: str,
+    players: Sequence[Player] | None = None,
+) -> int:
+    """Sends one reminder to whoever still has to act, computed now (or `players`, read for a
+    whole batch by `trainings.reminders`); returns pushes sent.
 
     Runs inside the handler's effect-once transaction (handle_once's, or the row's own in a
     batch's `each`), with the reminder's row locked and no other reminder's.
@@ -170,7 +176,8 @@ def reminder_send(*, notification: ScheduledTrainingNotification, event_id: str)
     # A message that waited in a busy queue past the reminder's expiry is no longer useful.
     if training.is_cancelled or (deadline is not None and timezone.now() > deadline):
         return 0
-    players = list(recipients(training=training, kind=notification.kind))
+    if players is None:
+        players = list(recipients(training=training, kind=notification.kind))
     title, body = message_for(notification)
     get_push_backend().send(
         [Push(player, training, notification.kind, title, body, event_id) for player in players]

@@ -7,6 +7,7 @@ from scheduling.delivery.handling.once import handle_once
 from scheduling.delivery.tasks import EventHandlerTask
 from trainings.models import ScheduledTrainingNotification
 from trainings.push import PushRetryLater
+from trainings.reminders import recipients_of
 from trainings.services import reminder_postpone, reminder_send
 
 
@@ -21,6 +22,13 @@ from trainings.services import reminder_postpone, reminder_send
 @shared_task(base=EventHandlerTask, name="trainings.send_training_reminders")
 def send_training_reminders(events: list[dict[str, Any]]) -> str:
     with handle_batch(events, ScheduledTrainingNotification) as batch:
+        recipients = recipients_of(batch.rows)  # a few queries for the batch, no lock
+
+        def send_reminder(row: ScheduledTrainingNotification) -> int:
+            return reminder_send(
+                notification=row, event_id=row.event_id, players=recipients[row.pk]
+            )
+
         sent = batch.each(send_reminder)
     # After each failure's commit: the push service's Retry-After moves the next try later.
     for row in batch.rows:
@@ -31,10 +39,6 @@ def send_training_reminders(events: list[dict[str, Any]]) -> str:
         f"sent {sum(sent.values())} pushes; {len(sent)} of {len(events)} reminders handled,"
         f" {len(batch.failures)} failed"
     )
-
-
-def send_reminder(row: ScheduledTrainingNotification) -> int:
-    return reminder_send(notification=row, event_id=row.event_id)
 
 
 # One reminder a message: what the sweep published before reminders came in batches.
