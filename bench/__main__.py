@@ -7,8 +7,8 @@ Scenarios: drain, lateness, history (a burst handled by real workers, once as is
 plain, partitioned or both), release (a million pre-order emails
 through a fake SMTP provider at 500/s with an outage; about 40 minutes), e2e (events handled a
 second end to end beside plain Celery's no-op tasks on the same `-c 2` worker, with CPU per event
-by process), hostile (issue #37's bounded calendars and history pages); `all` (the default) runs
-them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
+by process), hostile (issue #37's bounded calendars and history pages), jobs (issue #40: a list
+of 100 jobs of 1,000 runs, five flooding PUTs); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
 Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
 sessions claim theirs), never on development data. Each figure is printed beside its anchor and
 appended to bench/results.jsonl.
@@ -70,6 +70,7 @@ SCENARIOS = [
     "release",
     "e2e",
     "hostile",
+    "jobs",
 ]
 
 
@@ -112,6 +113,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.e2e import run_e2e
     from bench.history import run_history
     from bench.hostile import run_hostile
+    from bench.jobs import run_jobs
     from bench.lateness import run_lateness
     from bench.memory import run_memory
     from bench.metrics import run_metrics
@@ -140,6 +142,7 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
         "release": lambda: run_release(quick=sizes is QUICK),
         "e2e": lambda: run_e2e(sizes["e2e"]),
         "hostile": lambda: run_hostile(sizes["hostile_history"]),
+        "jobs": run_jobs,
     }
 
 

@@ -140,10 +140,17 @@ def settings_page() -> str:
     defaults = {
         f"SCHEDULING_{each.name.upper()}": each.default for each in fields(SchedulingSettings)
     }
+    bounds = {
+        f"SCHEDULING_{each.name.upper()}": each.metadata.get("most")
+        for each in fields(SchedulingSettings)
+    }
     rows = []
     for name, validator, meaning in setting_fields(CONF.read_text()):
         shown = EMPTY.get(validator) or f"`{shown_value(defaults[name])}`"
-        rows.append(f"| `{name}` | {shown} | {KINDS[validator]} | {meaning} |")
+        accepts = KINDS[validator]
+        if bounds[name] is not None:
+            accepts = f"{accepts}, at most {shown_value(bounds[name])}"
+        rows.append(f"| `{name}` | {shown} | {accepts} | {meaning} |")
     for name, (default, kind, meaning) in OTHERS.items():
         rows.append(f"| `{name}` | `{default}` | {kind} | {meaning} |")
     rows.sort(key=lambda row: row.split("`")[1])
@@ -197,7 +204,7 @@ def setting_fields(source: str) -> list[tuple[str, str, str]]:
             continue
         call = node.value
         assert isinstance(call, ast.Call), ast.dump(node)
-        assert len(call.args) == 2, ast.dump(node)
+        assert len(call.args) in (2, 3), ast.dump(node)  # default, validator[, bound]
         validator = call.args[1]
         assert isinstance(validator, ast.Name)
         own = comments.get(node.end_lineno or node.lineno)

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from project.env import env_int
+from project.env import env_float, env_int
 
 MULTI_HOST_FORM = (
     "postgres://user:password@host1:5432,host2:5432/name?target_session_attrs=read-write"
@@ -61,11 +61,14 @@ def pool_from_env(databases: dict[str, dict[str, Any]]) -> None:
     database's connections from a pool of at most that many (docs/operations.md#connections),
     instead of each server thread keeping one for every client connection it holds open."""
     max_size = env_int("DATABASE_POOL_MAX_SIZE", 0)
+    # A few seconds: past it the request answers 503 "busy" (scheduling.ops.busy) while it still
+    # matters to its client, rather than a 500 after a minute.
+    timeout = env_float("DATABASE_POOL_TIMEOUT", 3.0, maximum=600)
     for config in databases.values():
-        pooled(config, max_size, env_int("DATABASE_POOL_TIMEOUT", 30, minimum=1))
+        pooled(config, max_size, timeout)
 
 
-def pooled(config: dict[str, Any], max_size: int, timeout: int) -> None:
+def pooled(config: dict[str, Any], max_size: int, timeout: float) -> None:
     """Makes a PostgreSQL entry of DATABASES borrow from a psycopg pool of at most `max_size`
     connections, a request waiting up to `timeout` seconds for one (Django gives it back at the
     request's end: a pool needs CONN_MAX_AGE 0). SQLite (the embedded mode) is left as it is."""
@@ -74,6 +77,18 @@ def pooled(config: dict[str, Any], max_size: int, timeout: int) -> None:
     config["CONN_MAX_AGE"] = 0
     pool = {"min_size": min(2, max_size), "max_size": max_size, "timeout": timeout}
     config.setdefault("OPTIONS", {})["pool"] = pool
+
+
+def web_timeouts() -> tuple[float, float]:
+    """DATABASE_LOCK_TIMEOUT (5 s) and DATABASE_STATEMENT_TIMEOUT (30 s): how long a web
+    request's statement may wait for a lock, and run, on PostgreSQL; 0 turns one off. Past
+    either the request answers 503 "busy" with Retry-After (docs/operations.md). Workers, beat,
+    sweeps and commands keep the server's values (project/request_timeouts.py)."""
+    bounds: dict[str, Any] = {"inclusive": True, "maximum": 3600}
+    return (
+        env_float("DATABASE_LOCK_TIMEOUT", 5.0, **bounds),
+        env_float("DATABASE_STATEMENT_TIMEOUT", 30.0, **bounds),
+    )
 
 
 def parse_server(name: str, url: str, entry: str) -> tuple[str, str]:

@@ -6,6 +6,7 @@ Each refuses a bad value with ImproperlyConfigured naming the variable and the a
 import math
 import os
 import re
+import sys
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -33,31 +34,80 @@ def env_bool(name: str, default: bool) -> bool:
     raise _refuse(name, raw, "one of 1/0, true/false, yes/no, on/off")
 
 
-def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+def env_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None:
         return default
+    expected = (
+        f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
+    )
     try:
         value = int(raw)
     except ValueError:
-        raise _refuse(name, raw, f"an integer >= {minimum}") from None
-    if value < minimum:
-        raise _refuse(name, raw, f"an integer >= {minimum}")
+        raise _refuse(name, raw, expected) from None
+    if value < minimum or (maximum is not None and value > maximum):
+        raise _refuse(name, raw, expected)
     return value
 
 
-def env_float(name: str, default: float, *, minimum: float = 0.0, inclusive: bool = False) -> float:
+def env_port(name: str, default: int) -> int:
+    """A TCP port: 1 to 65535."""
+    return env_int(name, default, minimum=1, maximum=65535)
+
+
+def env_float(
+    name: str,
+    default: float,
+    *,
+    minimum: float = 0.0,
+    inclusive: bool = False,
+    maximum: float | None = None,
+) -> float:
     raw = os.environ.get(name)
     if raw is None:
         return default
-    expected = f"a number {'>=' if inclusive else '>'} {minimum} (seconds)"
+    expected = f"a number {'>=' if inclusive else '>'} {minimum}"
+    expected += " (seconds)" if maximum is None else f" and <= {maximum:g} (seconds)"
     try:
         value = float(raw)
     except ValueError:
         raise _refuse(name, raw, expected) from None
-    if not math.isfinite(value) or value < minimum or (value == minimum and not inclusive):
+    low = value < minimum or (value == minimum and not inclusive)
+    if not math.isfinite(value) or low or (maximum is not None and value > maximum):
         raise _refuse(name, raw, expected)
     return value
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (any case), as `choices` spells it."""
+    raw = os.environ.get(name, default)
+    spelt = {choice.lower(): choice for choice in choices}
+    if raw.strip().lower() in spelt:
+        return spelt[raw.strip().lower()]
+    raise _refuse(name, raw, f"one of {', '.join(choices)}")
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def env_log_level(name: str, default: str) -> str:
+    """A logging level by name: dictConfig's own refusal of another is a traceback."""
+    return env_choice(name, default, LOG_LEVELS)
+
+
+# A module path, then a class name in CapWords: what a dotted path to a class looks like.
+CLASS_PATH = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*")
+
+
+def env_class_path(name: str, default: str) -> str:
+    """The dotted path of a class, judged by its text alone: nothing is imported here (the
+    app that uses it imports and checks the class). A module of Python's own library never
+    holds one of the project's classes: os.system or this.s are refused unread."""
+    raw = os.environ.get(name, default)
+    path = raw.strip()
+    if CLASS_PATH.fullmatch(path) and path.partition(".")[0] not in sys.stdlib_module_names:
+        return path
+    raise _refuse(name, raw, f"the dotted path of a class, e.g. {default}")
 
 
 def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:

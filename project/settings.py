@@ -11,15 +11,17 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from project.databases import database_config, pool_from_env, replica_config
+from project.databases import database_config, pool_from_env, replica_config, web_timeouts
 from project.env import (
     env_bool,
     env_float,
     env_hostports,
     env_int,
     env_list,
+    env_log_level,
     env_mapping,
     env_number,
+    env_port,
     env_str,
     env_url,
     redis_database,
@@ -27,6 +29,9 @@ from project.env import (
     sentinel_location,
 )
 from project.log_config import logging_config
+
+# The trainings' push backend (TRAININGS_PUSH_*): docs/push.md.
+from project.push_settings import *  # noqa: F403
 
 # Client identity (NUM_PROXIES) and failed sign-ins (django-axes): docs/operations.md, Security.
 from project.sign_in import *  # noqa: F403
@@ -88,6 +93,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "project.request_timeouts.DatabaseTimeouts",  # first: a request's every statement has them
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -97,6 +103,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out admin sign-in: 429 with the reason
     "scheduling.views.InputRefusals",  # "\uff11" is no row id; over-limit API bodies: JSON
+    "scheduling.views.BusyDatabaseMiddleware",  # a busy database: 503 with Retry-After
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -156,6 +163,8 @@ if env_str("DATABASE_REPLICA_URL", ""):
     DATABASE_ROUTERS = ["scheduling.ReplicaRouter", *globals().get("DATABASE_ROUTERS", [])]
     MIDDLEWARE = [*MIDDLEWARE, "scheduling.ReplicaReadsMiddleware"]
 pool_from_env(DATABASES)  # DATABASE_POOL_MAX_SIZE: a ceiling of connections, per database
+# Seconds a web request may wait for a lock, and run a statement (project/request_timeouts.py).
+DATABASE_LOCK_TIMEOUT, DATABASE_STATEMENT_TIMEOUT = web_timeouts()
 
 # --- Redis: cache and the sweep lock --------------------------------------------------------
 REDIS_URL = "" if EMBEDDED else env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -294,6 +303,10 @@ SCHEDULING_JOB_MAX_INSTANTS = env_number("SCHEDULING_JOB_MAX_INSTANTS", 1000)
 SCHEDULING_JOB_MAX_PAYLOAD_BYTES = env_number("SCHEDULING_JOB_MAX_PAYLOAD_BYTES", 65536)
 # Task names or patterns ("billing.*,reports.build") other codebases' workers run for keyed jobs.
 SCHEDULING_EXTERNAL_TASKS = env_list("SCHEDULING_EXTERNAL_TASKS", [])
+# Django's task framework on keyed jobs (docs/django-tasks.md): purchases' refund confirmations.
+TASKS: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "scheduling.jobs.backends.SchedulingBackend"}
+}
 # What the app's ready() adds to the project; each can be turned off (docs/adding-scheduling.md).
 SCHEDULING_ADMIN_AUTOREGISTER = env_bool("SCHEDULING_ADMIN_AUTOREGISTER", True)
 SCHEDULING_ADMIN_PAGES = env_bool("SCHEDULING_ADMIN_PAGES", True)
@@ -309,7 +322,7 @@ SCHEDULING_RECURRING_MISFIRE_GRACE = env_number("SCHEDULING_RECURRING_MISFIRE_GR
 # default the local web server of `.ci/up`, on PORT.
 PURCHASES_SITE_URL = env_url(
     "PURCHASES_SITE_URL",
-    f"http://localhost:{env_int('PORT', 8000, minimum=1)}",
+    f"http://localhost:{env_port('PORT', 8000)}",
     schemes=("http", "https"),
 )
 
@@ -318,25 +331,9 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.Emai
 EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(RUN_DIR / "mail"))
 # The SMTP backend's server (django.core.mail.backends.smtp.EmailBackend; the bench's fake).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
-EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0)
+EMAIL_PORT = env_port("EMAIL_PORT", 25)
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 30.0, maximum=3600)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@localhost")
-
-# --- Trainings ----------------------------------------------------------------------------
-# Dotted path of the push backend: trainings.push.RecordingPushBackend (stores a
-# PushNotification per player), trainings.push.LoggingPushBackend or
-# trainings.push.HttpPushBackend (below).
-TRAININGS_PUSH_BACKEND = env_str("TRAININGS_PUSH_BACKEND", "trainings.push.RecordingPushBackend")
-# trainings.push.HttpPushBackend: FCM HTTP v1 at {TRAININGS_PUSH_URL}/v1/projects/{PROJECT}/
-# messages:send with `Authorization: Bearer {TOKEN}`; each request may take CONNECT_TIMEOUT
-# seconds to connect and TIMEOUT seconds for each read (docs/push.md).
-TRAININGS_PUSH_URL = env_url(
-    "TRAININGS_PUSH_URL", "https://fcm.googleapis.com", schemes=("https", "http")
-)
-TRAININGS_PUSH_PROJECT = env_str("TRAININGS_PUSH_PROJECT", "")
-TRAININGS_PUSH_TOKEN = env_str("TRAININGS_PUSH_TOKEN", "")
-TRAININGS_PUSH_TIMEOUT = env_float("TRAININGS_PUSH_TIMEOUT", 10.0)
-TRAININGS_PUSH_CONNECT_TIMEOUT = env_float("TRAININGS_PUSH_CONNECT_TIMEOUT", 3.0)
 
 # --- REST ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -355,6 +352,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "NUM_PROXIES": NUM_PROXIES,
+    # A busy database (a lock or statement timeout, no pooled connection free): 503, Retry-After.
+    "EXCEPTION_HANDLER": "scheduling.api.api_exception_handler",
 }
 # Bulk reschedule and cancel requests per user (every bulk endpoint shares the budget).
 SCHEDULING_BULK_THROTTLE_RATE = env_str("SCHEDULING_BULK_THROTTLE_RATE", "60/min")
@@ -393,7 +392,7 @@ STATIC_ROOT = RUN_DIR / "static"
 LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
 if LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not valid: expected text or json.")
-LOGGING = logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "INFO"))
+LOGGING = logging_config(LOG_FORMAT, env_log_level("LOG_LEVEL", "INFO"))
 if LOG_FORMAT == "json":
     logging.captureWarnings(True)  # a Python warning is a log line too, not bare text
 # Error reports (AdminEmailHandler) also hide passwords in URL settings and sensitive POST fields.

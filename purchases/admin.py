@@ -202,6 +202,16 @@ def lateness_expression() -> Case:
     )
 
 
+class ReleaseWithArtistFilter(admin.RelatedFieldListFilter):
+    """The release filter's choices in one query: a release's name shows its artist, which
+    Django's filter would fetch with a query per release, on every page of the list."""
+
+    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> Any:
+        ordering = self.field_admin_ordering(field, request, model_admin) or ()
+        releases = Release.objects.select_related("artist").order_by(*ordering)
+        return [(release.pk, str(release)) for release in releases]
+
+
 @admin.register(ScheduledPurchase)
 class ScheduledPurchaseAdmin(CustomerDataNeedsViewCustomer, ScheduledEventAdmin):
     # What the business asks about a row, narrow enough for a 1280 px screen with the filters.
@@ -213,10 +223,11 @@ class ScheduledPurchaseAdmin(CustomerDataNeedsViewCustomer, ScheduledEventAdmin)
         *ScheduledEventAdmin.list_filter,
         "purchase__release__artist",
         "purchase__release__artist__account",
-        "purchase__release",
+        ("purchase__release", ReleaseWithArtistFilter),
     )
     list_select_related = ("purchase__customer", "purchase__release__artist", "track")
-    # The changelist searches ScheduledPurchase.search_fields (the customer, the release).
+    # The changelist searches ScheduledPurchase.search_fields (the start of a customer's email or
+    # name); the release filter stands for a search by title.
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ScheduledPurchase]:
         return super().get_queryset(request).annotate(lateness_value=lateness_expression())

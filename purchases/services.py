@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from purchases.headers import header_text
 from purchases.models import Customer, Purchase, Release, ScheduledPurchase, Track
+from purchases.refunds import send_refund_confirmation
 from scheduling import require_aware, storable_utc
 
 DOWNLOAD_SALT = "purchases.download"
@@ -220,10 +221,14 @@ def _schedule_track_for_waiting_purchases(track: Track, due_at: datetime) -> int
 
 @transaction.atomic
 def purchase_refund(*, purchase: Purchase) -> int:
-    """Mark a purchase refunded and cancel its pending emails; returns the rows cancelled."""
+    """Mark a purchase refunded and cancel its pending emails; returns the rows cancelled. The
+    first refund enqueues its confirmation email (purchases.refunds), in this transaction."""
     locked = Purchase.objects.select_for_update().get(pk=purchase.pk)
-    locked.status = purchase.status = Purchase.Status.REFUNDED
-    locked.save(update_fields=["status"])
+    if locked.status != Purchase.Status.REFUNDED:
+        locked.status = Purchase.Status.REFUNDED
+        locked.save(update_fields=["status"])
+        send_refund_confirmation.enqueue(locked.pk)
+    purchase.status = locked.status
     return ScheduledPurchase.objects.filter(purchase=locked).cancel("refunded")
 
 

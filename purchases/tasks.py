@@ -4,8 +4,13 @@ from celery import shared_task
 from django.core.mail import get_connection
 
 from purchases.models import ScheduledPurchase
+from purchases.refunds import send_refund_confirmation
 from purchases.services import fulfillment_prefetch, fulfillment_send
 from scheduling import EventHandlerTask, effect_begins, handle_batch, handle_once
+
+__all__ = ["send_fulfillment_email", "send_fulfillment_emails", "send_refund_confirmation"]
+# send_refund_confirmation (a django.tasks @task) is imported here so that a worker, which
+# imports each app's tasks module, knows it: a stored task name is never imported.
 
 
 class MailConnection:

@@ -1,6 +1,9 @@
 from datetime import timedelta
+from typing import Any
 
 import factory
+from django.db.models import F
+from django.db.models.functions import Least, Now
 from django.utils import timezone
 
 from tests.testapp.models import Ping, PingModel, ScheduledPing, ScheduledPingPartitioned
@@ -17,9 +20,18 @@ class PingFactory(factory.django.DjangoModelFactory):
 class ScheduledPingFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = ScheduledPing
+        skip_postgeneration_save = True
 
     ping = factory.SubFactory(PingFactory)
     due_at = factory.LazyFunction(lambda: timezone.now() - timedelta(minutes=1))
+
+    @factory.post_generation
+    def scheduled_ahead(obj: Any, create: bool, extracted: object, **kwargs: object) -> None:
+        """A row scheduled an hour before it falls due, as applications schedule: a row created
+        already due is late only from its creation (its lateness would read 0 here)."""
+        if create:
+            obj.created_at = min(obj.due_at, timezone.now()) - timedelta(hours=1)
+            type(obj).objects.filter(pk=obj.pk).update(created_at=obj.created_at)
 
 
 class ScheduledPingPartitionedFactory(ScheduledPingFactory):
@@ -50,4 +62,12 @@ def make_due_pings(
         model(ping=ping, due_at=now - ago + timedelta(microseconds=i))
         for i, ping in enumerate(pings)
     )
+    back_date(model, [row.pk for row in rows])
     return [row.pk for row in rows]
+
+
+def back_date(model: PingModel, pks: list[int]) -> None:
+    """created_at an hour before due_at (or now, if sooner): the rows were scheduled ahead."""
+    model.objects.filter(pk__in=pks).update(
+        created_at=Least(F("due_at"), Now()) - timedelta(hours=1)
+    )

@@ -98,7 +98,8 @@ class RecentPushResultInline(PushResultInline):
 
 @admin.register(Player)
 class PlayerAdmin(admin.ModelAdmin):
-    list_display = ("name", "team", "push_token")
+    list_display = ("name", "team", "user", "push_token")
+    raw_id_fields = ("user",)
     list_filter = ("team",)
     search_fields = ("name", "team__name")
     list_select_related = ("team",)

@@ -4,6 +4,7 @@ from datetime import datetime, time
 from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
@@ -42,6 +43,15 @@ class Player(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="players")
     name = models.CharField(max_length=200)
     push_token = models.CharField(max_length=255, blank=True, default="")
+    # The user who is this player: over REST a user answers the questionnaire for their own
+    # player only (staff for any); none, and only staff answer for the player.
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="player",
+    )
 
     class Meta:
         ordering = ("name", "pk")
@@ -212,8 +222,10 @@ class ScheduledTrainingNotification(ScheduledEvent):
     quiet_policy = QuietPolicy.FOLD
     quiet_fold_by = ("training", "kind")
     quiet_related = ("training__team",)
-    # A team's reminders, or every reminder a player's team was sent, one admin search away.
-    search_fields = ("training__team__name", "training__team__players__name")
+    # A team's reminders one admin search away: the start of its name, any case, found through
+    # an index on the teams (migration 0012). Not "contains", nor the players' names (a join
+    # that repeats each row once per player, then DISTINCT): either scans every row.
+    search_fields = ("^training__team__name",)
 
     class Meta(ScheduledEvent.Meta):
         db_table = "scheduled_training_notification"

@@ -152,21 +152,30 @@ def invitation_reply(*, invitation: Invitation, status: str) -> Invitation:
     return invitation
 
 
-def reminder_send(*, notification: ScheduledTrainingNotification, event_id: str) -> int:
-    """Sends one reminder to whoever still has to act, computed now; returns pushes sent.
+def reminder_send(
+    *,
+    notification: ScheduledTrainingNotification,
+    event_id: str,
+    players: Sequence[Player] | None = None,
+) -> int:
+    """Sends one reminder to whoever still has to act, computed now (or `players`, read for a
+    whole batch by `trainings.reminders`); returns pushes sent.
 
-    Runs inside the handler's effect-once transaction, with the reminder's row locked.
+    Runs inside the handler's effect-once transaction (handle_once's, or the row's own in a
+    batch's `each`), with the reminder's row locked and no other reminder's.
     """
     # Locked so a concurrent training_cancel either commits first (and nothing is sent) or
-    # waits until the pushes are out. handle_once holds the reminder's row already: the lock
-    # order is scheduled rows, then the training, as in training_move and training_cancel.
+    # waits until this reminder's pushes are out. The handler holds the reminder's row already:
+    # the lock order is scheduled rows, then the training, as in training_move and
+    # training_cancel.
     training = Training.objects.select_for_update(no_key=True).get(pk=notification.training_id)
     notification.training = training  # expiry and message from the locked, current times
     deadline = notification.expires_at()
     # A message that waited in a busy queue past the reminder's expiry is no longer useful.
     if training.is_cancelled or (deadline is not None and timezone.now() > deadline):
         return 0
-    players = list(recipients(training=training, kind=notification.kind))
+    if players is None:
+        players = list(recipients(training=training, kind=notification.kind))
     title, body = message_for(notification)
     get_push_backend().send(
         [Push(player, training, notification.kind, title, body, event_id) for player in players]

@@ -5,33 +5,37 @@ from celery import shared_task
 from scheduling import EventHandlerTask, handle_batch, handle_once
 from trainings.models import ScheduledTrainingNotification
 from trainings.push import PushRetryLater
-from trainings.reminders import reminders_send
+from trainings.reminders import recipients_of
 from trainings.services import reminder_postpone, reminder_send
 
 
-# Reminders come in batches (ScheduledTrainingNotification.handler_batch_size): one message,
-# one transaction and a few queries for up to that many. A reminder whose pushes failed (the
-# service down) is recorded on its row alone by handle_batch, and the sweep publishes it again
-# after a backoff; the others are handled. The push stays single across those tries (the HTTP
+# Reminders come in batches (ScheduledTrainingNotification.handler_batch_size): one message for
+# up to that many, each reminder then handled in a transaction of its own (`batch.each`): its row
+# and its training locked, the training checked not cancelled and the reminder not expired, its
+# pushes sent, the row marked handled, committed. So a training_cancel waits for one reminder's
+# pushes at most, never for the batch's, and nothing is pushed once its cancel has committed.
+# A reminder whose pushes failed (the service down) is recorded on its row alone, and the sweep
+# publishes it again after a backoff. The push stays single across those tries (the HTTP
 # backend, whose effect is outside the database, by its per-player results).
 @shared_task(base=EventHandlerTask, name="trainings.send_training_reminders")
 def send_training_reminders(events: list[dict[str, Any]]) -> str:
-    postpone: list[tuple[ScheduledTrainingNotification, PushRetryLater]] = []
     with handle_batch(events, ScheduledTrainingNotification) as batch:
-        sent, failures = reminders_send(reminders=batch.rows)
-        for row in batch.rows:
-            error = failures.get(row.pk)
-            if error is not None:
-                batch.failed(row, error)
-            if isinstance(error, PushRetryLater):
-                postpone.append((row, error))
-    # After the failures' commit: the push service's Retry-After moves the next try later.
-    for row, retry in postpone:
-        if retry.not_before is not None:
+        recipients = recipients_of(batch.rows)  # a few queries for the batch, no lock
+
+        def send_reminder(row: ScheduledTrainingNotification) -> int:
+            return reminder_send(
+                notification=row, event_id=row.event_id, players=recipients[row.pk]
+            )
+
+        sent = batch.each(send_reminder)
+    # After each failure's commit: the push service's Retry-After moves the next try later.
+    for row in batch.rows:
+        retry = batch.failures.get(row.pk)
+        if isinstance(retry, PushRetryLater) and retry.not_before is not None:
             reminder_postpone(pk=row.pk, version=row.version, not_before=retry.not_before)
-    handled = len(batch.rows) - len(failures)
     return (
-        f"sent {sent} pushes; {handled} of {len(events)} reminders handled, {len(failures)} failed"
+        f"sent {sum(sent.values())} pushes; {len(sent)} of {len(events)} reminders handled,"
+        f" {len(batch.failures)} failed"
     )
 
 

@@ -5,7 +5,8 @@ the framework's manner.
 
 `include("scheduling.api.urls")` mounts the framework's own routes (every scheduled model,
 history, keyed jobs and recurring schedules where installed). Settings may name
-"scheduling.api.JSONParser" and "scheduling.api.BoundedLimitOffsetPagination" (REST_FRAMEWORK):
+"scheduling.api.JSONParser", "scheduling.api.BoundedLimitOffsetPagination" and
+"scheduling.api.api_exception_handler" (REST_FRAMEWORK; a busy database answers 503):
 names load lazily, as DRF's settings import their classes while DRF itself loads. Every name here
 is part of the documented surface; the modules behind it (`scheduling.ops.api`) are internal.
 """
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         ScheduledEventViewSet,
         as_bad_request,
     )
+    from scheduling.ops.busy import api_exception_handler
 
 HOMES = {
     "AwareDateTimeFilter": "scheduling.ops.api.filters",
@@ -48,6 +50,7 @@ HOMES = {
     "ScheduledEventSerializer": "scheduling.ops.api.serializers",
     "ScheduledEventViewSet": "scheduling.ops.api.views",
     "StrictDateTimeField": "scheduling.ops.api.serializers",
+    "api_exception_handler": "scheduling.ops.busy",
     "as_bad_request": "scheduling.ops.api.views",
     "column_range": "scheduling.ops.api.serializers",
     "row_id_field": "scheduling.ops.api.serializers",
@@ -65,6 +68,7 @@ __all__ = [
     "ScheduledEventSerializer",
     "ScheduledEventViewSet",
     "StrictDateTimeField",
+    "api_exception_handler",
     "as_bad_request",
     "column_range",
     "row_id_field",

@@ -7,10 +7,12 @@ while a worker or beat loads its task modules, before either sends the signals b
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
 from celery import signals
+from django.utils.log import RequireDebugTrue
 
 
 def connect() -> None:
@@ -25,8 +27,12 @@ def connect() -> None:
     signals.celeryd_init.connect(
         consume_scheduling_queues, weak=False, dispatch_uid="scheduling.queues"
     )
+    signals.celeryd_init.connect(embed_beat, weak=False, dispatch_uid="scheduling.beat.embedded")
     signals.worker_process_shutdown.connect(
         write_buffered_counts, weak=False, dispatch_uid="scheduling.counts"
+    )
+    signals.after_setup_logger.connect(
+        one_line_per_record, weak=False, dispatch_uid="scheduling.log_lines"
     )
     signals.worker_init.connect(
         keep_connections, weak=False, dispatch_uid="scheduling.delivery.handling.connections"
@@ -46,6 +52,23 @@ def refuse_to_start(**kwargs: Any) -> None:
         print(error.msg, file=sys.stderr, flush=True)
     if errors:
         raise SystemExit(1)
+
+
+def one_line_per_record(logger: logging.Logger, **kwargs: Any) -> None:
+    """Celery has given the root logger its console (a worker, beat): Django's default console
+    handler on the "django" logger, which also propagates to the root, would print every
+    django.* line a second time when DEBUG is on, django.tasks' "Task id=... state=..." among
+    them. That handler alone goes (as Django's DEFAULT_LOGGING makes it: a plain stream handler
+    for DEBUG only); the root prints each line once, DEBUG or not. A "django" logger the host
+    configured not to propagate, or with handlers of its own, is left as it is."""
+    django_logger = logging.getLogger("django")
+    if not (django_logger.propagate and logger.handlers):
+        return
+    for handler in list(django_logger.handlers):
+        if type(handler) is logging.StreamHandler and any(
+            isinstance(each, RequireDebugTrue) for each in handler.filters
+        ):
+            django_logger.removeHandler(handler)
 
 
 def warn_unknown_settings(**kwargs: Any) -> None:
@@ -83,6 +106,16 @@ def consume_scheduling_queues(sender: str, instance: Any, conf: Any, **kwargs: A
         # A queue the host declared (CELERY_TASK_QUEUES) keeps its declaration; any other is
         # declared as Celery declares a missing queue (quorum, with CELERY_BROKER_QUORUM_QUEUES).
         queues.select_add(queues.get(name) or queues.new_missing(name))
+
+
+def embed_beat(sender: str, instance: Any, conf: Any, **kwargs: Any) -> None:
+    """A worker's `-B` beat runs the framework's scheduler (no SQLite schedule file to lose
+    across the fork: scheduling.delivery.beat) unless the host chose its own, and the worker
+    stops, exit code 1, if that beat dies."""
+    from scheduling.delivery.beat import use_framework_scheduler, watch_embedded_beat
+
+    use_framework_scheduler(conf)
+    watch_embedded_beat(instance.app)
 
 
 def keep_connections(sender: Any, **kwargs: Any) -> None:

@@ -36,6 +36,9 @@ class EventHandlerTask(Task):
 
     acks_late = True
     reject_on_worker_lost = True
+    # Read by the callbacks' check (scheduling.delivery.publishing.targets): a task built on
+    # this class handles a scheduled model's events, never a keyed job's or a schedule's.
+    handles_scheduled_events = True
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the handler; while the database cannot be reached (a failover, a restart), wait

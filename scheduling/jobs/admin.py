@@ -1,6 +1,7 @@
 """Admin for keyed jobs: each job with its runs inline, and every run with the framework's
 actions (cancel, reschedule, shift, deliver now, retry). Jobs are created over the API; here
-their payload and labels may be edited, through the same service as a PATCH."""
+their payload and labels may be edited, through the same service as a PATCH (but a django.tasks
+task's, fixed at enqueue)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from scheduling.delivery.publishing.targets import CallbackType
+from scheduling.jobs.edits import runs_a_django_task
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import (
     JobError,
@@ -89,6 +91,10 @@ class JobAdmin(AuditedAdmin):  # its saves and cancels change the job's runs
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # jobs come from PUT /api/jobs/{key}/
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Job | None = None) -> Any:
+        fixed = ("payload", "labels") if obj is not None and runs_a_django_task(obj) else ()
+        return (*self.readonly_fields, *fixed)  # a task's arguments and path: fixed at enqueue
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Job]:
         # One join, counted three ways: the list's columns cost no query per job.
         pending, failed = Q(runs__status=Status.PENDING), Q(runs__status=Status.FAILED)
@@ -121,7 +127,9 @@ class JobAdmin(AuditedAdmin):  # its saves and cancels change the job's runs
     def save_model(
         self, request: HttpRequest, obj: Job, form: forms.ModelForm, change: bool
     ) -> None:
-        job_patch(key=obj.key, payload=obj.payload, labels=obj.labels)
+        # Only what the form changed: the history names those fields, and a task's job
+        # (whose form has none to edit) is left as enqueue() wrote it.
+        job_patch(key=obj.key, **{name: form.cleaned_data[name] for name in form.changed_data})
 
     @admin.display(description="Callback")
     def target(self, obj: Job) -> str:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 
 from scheduling.delivery.publishing.targets import CallbackType
 from scheduling.jobs.indexes import JsonContainmentIndex
 from scheduling.rows.models import ScheduledEvent
-from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage
+from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage, dumps
 from scheduling.time.times import iso_utc
 
 
@@ -24,6 +25,18 @@ class Job(models.Model):
     callback = models.JSONField(help_text='{"type": "queue", "queue": …} or {"type": "task", …}')
     payload = models.JSONField(default=dict, blank=True)
     labels = models.JSONField(default=dict, blank=True)
+    # The API user who created it (or the first to PUT it, if code created it): its pending
+    # runs count against that user's caps (scheduling.jobs.volume). None: code or the admin.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    # What each run carries besides its instant: payload and labels as compact JSON, in bytes.
+    run_bytes = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -39,6 +52,13 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.run_bytes = len(dumps(self.payload)) + len(dumps(self.labels))
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and {"payload", "labels"} & set(update_fields):
+            kwargs["update_fields"] = {*update_fields, "run_bytes"}
+        super().save(*args, **kwargs)
 
 
 class ScheduledJobRun(ScheduledEvent):

@@ -16,7 +16,14 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from scheduling.delivery.publishing.targets import TargetError, check_callback
+from scheduling.jobs.edits import apply_changes, record_changes
 from scheduling.jobs.models import Job, ScheduledJobRun
+from scheduling.jobs.volume import (
+    BUSINESS_TIME,
+    check_not_long_past,
+    check_owner_caps,
+    take_ownership,
+)
 from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.databases import atomic_on, connection_of
 from scheduling.rows.jsonvalues import JsonValueError, check_json_value
@@ -214,6 +221,7 @@ def job_put(
     callback: Mapping[str, Any],
     payload: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
+    owner_id: int | None = None,
 ) -> tuple[Job, bool]:
     """Create or replace a job; its pending runs become exactly `schedules`. True if created.
 
@@ -222,6 +230,7 @@ def job_put(
     run expired, failed or was cancelled was never delivered: given again, it is pending again.
     Runs no longer wanted are cancelled and kept as history. A payload or labels not given are
     empty (a rabbitmq callback may give the payload as `callback.data.payload`).
+    `owner_id`: the API user writing it, whose caps apply (scheduling.jobs.volume).
     """
     checked_callback, checked_payload = check_callback_and_payload(callback, payload)
     fields = {
@@ -233,28 +242,34 @@ def job_put(
     job, created = Job.objects.select_for_update().get_or_create(
         key=check_key(key), defaults=fields
     )
-    if not created:
-        for name, value in fields.items():
-            setattr(job, name, value)
-        job.save()
-    _replace_pending_runs(job, instants)
+    take_ownership(job, owner_id)
+    check_not_long_past(job, instants)
+    changed = [] if created else apply_changes(job, fields)
+    if _replace_pending_runs(job, instants) and not created:
+        changed.append("schedules")
+    record_changes(job, changed)
+    check_owner_caps(job, "schedules")
     return job, created
 
 
-def _replace_pending_runs(job: Job, instants: list[datetime]) -> None:
+def _replace_pending_runs(job: Job, instants: list[datetime]) -> bool:
+    """True if the job's pending runs changed."""
     # A run a sweep was publishing is delivered once the lock is ours: counted as history below.
     pending = _lock_pending_runs(job)
-    delivered = set(job.runs.filter(status=Status.DELIVERED).values_list("due_at", flat=True))
+    # Instants as asked for (business_time): the sweep may have moved a run's due_at, e.g.
+    # while its queue's backlog was full (scheduling.delivery.sweep.backlog).
+    delivered = set(job.runs.filter(status=Status.DELIVERED).values_list(BUSINESS_TIME, flat=True))
     wanted = set(instants) - delivered
     kept: dict[datetime, ScheduledJobRun] = {}
     for run in pending:
-        if run.due_at in wanted and run.due_at not in kept:
-            kept[run.due_at] = run
+        if run.business_time in wanted and run.business_time not in kept:
+            kept[run.business_time] = run
     kept_ids = {run.pk for run in kept.values()}
     stale = [run.pk for run in pending if run.pk not in kept_ids]
     ScheduledJobRun.objects.filter(pk__in=stale).cancel("replaced by a PUT of the job")
     new = [ScheduledJobRun(job=job, due_at=at) for at in sorted(wanted - set(kept))]
     ScheduledJobRun.objects.bulk_create(new)
+    return bool(stale or new)
 
 
 def _lock_pending_runs(job: Job) -> list[ScheduledJobRun]:
@@ -272,16 +287,19 @@ def job_patch(
     payload: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
 ) -> Job:
-    """Replace what is given of callback, payload and labels; pending runs publish the new ones."""
+    """Replace what is given of callback, payload and labels; pending runs publish the new ones.
+    A django.tasks task's job refuses any change of them (scheduling.jobs.edits)."""
     job = Job.objects.select_for_update().get(key=key)
     _lock_pending_runs(job)  # a run being published with the old values is finished first
+    values: dict[str, Any] = {}
     if callback is not None:
-        job.callback, payload = check_callback_and_payload(callback, payload)
+        values["callback"], payload = check_callback_and_payload(callback, payload)
     if payload is not None:
-        job.payload = check_payload(payload)
+        values["payload"] = check_payload(payload)
     if labels is not None:
-        job.labels = check_labels(labels)
-    job.save()
+        values["labels"] = check_labels(labels)
+    record_changes(job, apply_changes(job, values))
+    check_owner_caps(job, "payload" if payload is not None else "labels")
     return job
 
 

@@ -3,7 +3,9 @@
 Late: a model's oldest due pending row has waited longer than SCHEDULING_HEALTH_MAX_LATENESS
 (/healthz answers 503, the dashboard and "needs attention" show the model in alarm). Stalled
 handling: published rows not handled within the model's handling timeout (the sweep publishes
-them again; the admin shows them meanwhile).
+them again; the admin shows them meanwhile). Not swept: no sweep of a model has ended for
+SCHEDULING_HEALTH_MAX_SWEEP_AGE, due rows or not (beat or every sweeper is gone; /healthz and
+the dashboard say "no sweep for N s"; /metrics has the seconds).
 """
 
 from __future__ import annotations
@@ -53,4 +55,34 @@ def not_handled_in_time(
     deadline = handling_deadline(rows.model, now)
     return rows.filter(
         awaiting_handling_q() & Q(delivered_at__lt=deadline) | stuck_in_flight_q(rows.model, now)
+    )
+
+
+def max_sweep_age() -> float:
+    return scheduling_settings().health_max_sweep_age
+
+
+def unswept_models(*, now: float | None = None) -> list[tuple[type[ScheduledEvent], float]]:
+    """(model, seconds since its last sweep) of each model not swept for longer than
+    SCHEDULING_HEALTH_MAX_SWEEP_AGE, by the sweeps' heartbeat in the counters' store. A model
+    never swept since the store began (a new install) and a site without the store (the
+    embedded mode) have no heartbeat to judge by: not listed."""
+    models = scheduled_models()
+    ages = metrics.last_sweep_ages([model._meta.label_lower for model in models], now=now)
+    return [
+        (model, age)
+        for model, age in zip(models, ages, strict=False)
+        if age is not None and age > max_sweep_age()
+    ]
+
+
+def no_sweep_text(seconds: float) -> str:
+    return f"no sweep for {seconds:.0f} s (limit {max_sweep_age():g} s)"
+
+
+def unswept_text(*, now: float | None = None) -> str:
+    """Empty when every model was swept lately, else what /healthz says of each model."""
+    return "; ".join(
+        f"{model._meta.label_lower}: {no_sweep_text(seconds)}"
+        for model, seconds in unswept_models(now=now)
     )

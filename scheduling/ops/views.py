@@ -7,7 +7,7 @@ from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound, JsonResponse
 from django.views.decorators.http import require_GET
 from django.views.defaults import bad_request
@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from scheduling.delivery import metrics
-from scheduling.ops import health
+from scheduling.ops import busy, health
 from scheduling.rows import registry
 from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.databases import database_of, redis_client_for_locks
@@ -30,8 +30,14 @@ def _check_database() -> str:
     """The default database and each one a scheduled model is routed to."""
     aliases = {DEFAULT_DB_ALIAS, *(database_of(model) for model in registry.scheduled_models())}
     for alias in sorted(aliases):
-        with connections[alias].cursor() as cursor:
-            cursor.execute("SELECT 1")
+        try:
+            with connections[alias].cursor() as cursor:
+                cursor.execute("SELECT 1")
+        except DatabaseError as exc:
+            # A pool with none free also times out when the server is down: ask the server.
+            if busy.busy_reason(exc) == busy.POOL_EXHAUSTED:
+                busy.connect_past_the_pool(connections[alias])
+            raise
     return "ok"
 
 
@@ -61,13 +67,22 @@ def healthz(request: HttpRequest) -> JsonResponse:
         try:
             report[name] = check()
         except Exception as exc:  # any failure of a dependency is what this endpoint reports
-            report[name] = f"down: {type(exc).__name__}"
+            report[name] = _failure(exc)
             failed = True
     if report["database"] == "ok" and (delivery := _delivery()):
         # Present only when late, so a healthy answer keeps its shape.
         report["delivery"] = delivery
         failed = True
+    if unswept := health.unswept_text():
+        # Present only then, and no 503 by itself: the web is fine (docs/operations.md).
+        report["sweep"] = unswept
     return JsonResponse(report, status=503 if failed else 200)
+
+
+def _failure(exc: Exception) -> str:
+    """For a database that is up with no connection to spare, "busy: <why>"; else "down: ..."."""
+    reason = busy.busy_reason(exc)
+    return f"busy: {reason}" if reason else f"down: {type(exc).__name__}"
 
 
 def _delivery() -> str:

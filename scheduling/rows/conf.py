@@ -1,9 +1,10 @@
 """The framework's settings: every SCHEDULING_* name, read through one typed object.
 
 Each has a default that works, so a host sets only what it wants to change. Each has a kind
-(a count, a duration, a delay...) whose one validation function serves both the reading below
-and the system check (scheduling.delivery.checks): a bad value is refused with ImproperlyConfigured,
-or reported as scheduling.E001, naming the setting and the accepted form.
+(a count, a duration, a delay...) and, for a number, an upper bound, whose one validation
+function serves both the reading below and the system check (scheduling.delivery.checks): a bad
+value is refused with ImproperlyConfigured, or reported as scheduling.E001, naming the setting
+and the accepted range.
 """
 
 import math
@@ -35,31 +36,51 @@ PARTITIONS_FORM = (
 )
 TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 'reports.*']"
 
-Validator = Callable[[str, Any], Any]
+# Upper bounds no real deployment needs to pass: past them a value only breaks arithmetic
+# (a date past year 9999, an interval PostgreSQL refuses) or burns CPU (thousands of sweepers).
+HOUR, DAY = 3600, 86_400
+MAX_SECONDS = 30 * DAY  # the longest wait: a backoff, a handling timeout, a grace
+MAX_COUNT = 1_000_000  # the largest count by default; most settings have a bound of their own
+MAX_SWEEPER_SLOTS = 64
+MAX_BATCH_SIZE = 100_000  # rows one claim locks in one transaction
+MAX_ATTEMPTS = 1000
+MAX_KEEP_DAYS = 3650  # retention: ten years
+
+Validator = Callable[..., Any]
 
 
 def refused(name: str, value: object, form: str) -> ImproperlyConfigured:
     return ImproperlyConfigured(f"{name}={value!r} is not valid: expected {form}.")
 
 
-def a_count(name: str, value: object) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+def a_count(name: str, value: object, most: int = MAX_COUNT) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most:
         return value
-    raise refused(name, value, "an integer >= 1")
+    raise refused(name, value, f"an integer from 1 to {most:,}")
 
 
-def a_duration(name: str, value: object) -> float:
+def a_duration(name: str, value: object, most: float = MAX_SECONDS) -> float:
     """Seconds that must pass: a timeout, an interval."""
-    if _finite_number(value) and value > 0:
+    if _finite_number(value) and 0 < value <= most:
         return value
-    raise refused(name, value, "a number of seconds > 0")
+    raise refused(name, value, f"a number of seconds > 0 and <= {seconds_text(most)}")
 
 
-def a_delay(name: str, value: object) -> float:
+def a_delay(name: str, value: object, most: float = MAX_SECONDS) -> float:
     """Seconds that may be none at all: a backoff, a grace."""
-    if _finite_number(value) and value >= 0:
+    if _finite_number(value) and 0 <= value <= most:
         return value
-    raise refused(name, value, "a number of seconds >= 0")
+    raise refused(name, value, f"a number of seconds from 0 to {seconds_text(most)}")
+
+
+def seconds_text(seconds: float) -> str:
+    """2,592,000 (30 days): the bound as a number, and as what a person reads."""
+    number = f"{seconds:,.0f}" if seconds == int(seconds) else f"{seconds:,}"
+    for unit, size in (("day", DAY), ("hour", HOUR), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{number} ({count} {unit}{'s' if count > 1 else ''})"
+    return number
 
 
 def a_name(name: str, value: object) -> str:
@@ -133,42 +154,58 @@ def _finite_number(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def setting(default: object, validate: Validator) -> Any:
-    return field(default=default, metadata={"validate": validate})
+def setting(default: object, validate: Validator, most: float | None = None) -> Any:
+    """A field of SchedulingSettings; `most`, for a number, is its upper bound."""
+    return field(default=default, metadata={"validate": validate, "most": most})
 
 
 @dataclass(frozen=True)
 class SchedulingSettings:
-    sweep_interval: float = setting(1.0, a_duration)  # seconds between beat ticks per model
-    batch_size: int = setting(1000, a_count)  # rows claimed per transaction
-    time_budget: float = setting(10.0, a_duration)  # seconds one sweep may keep claiming batches
-    lock_ttl: float = setting(30.0, a_duration)  # seconds; extended between batches
+    sweep_interval: float = setting(1.0, a_duration, HOUR)  # seconds between beat ticks per model
+    batch_size: int = setting(1000, a_count, MAX_BATCH_SIZE)  # rows claimed per transaction
+    # Seconds one sweep may keep claiming batches.
+    time_budget: float = setting(10.0, a_duration, HOUR)
+    lock_ttl: float = setting(30.0, a_duration, HOUR)  # seconds; extended between batches
     # Tries (each publication, and each failed handling) before `failed`.
-    max_attempts: int = setting(10, a_count)
-    publish_timeout: float = setting(5.0, a_duration)  # seconds a broker may take to publish
-    sweeper_slots: int = setting(1, a_count)  # parallel sweepers per model, each with its lock
+    max_attempts: int = setting(10, a_count, MAX_ATTEMPTS)
+    publish_timeout: float = setting(5.0, a_duration, 300)  # seconds a broker may take to publish
+    # Parallel sweepers per model, each with its lock (and a beat entry each tick).
+    sweeper_slots: int = setting(1, a_count, MAX_SWEEPER_SLOTS)
     # Seconds a beat-driven sweep stays on to deliver rows as they fall due.
-    sweep_hold: float = setting(0.0, a_delay)
+    sweep_hold: float = setting(0.0, a_delay, HOUR)
     queue: str = setting("scheduling", a_name)  # the queue sweep tasks run on
     # Seconds before a failed handling is tried again, doubling; the doubling stops at the max.
-    retry_backoff: float = setting(5.0, a_delay)
-    retry_backoff_max: float = setting(600.0, a_delay)
-    handling_timeout: float = setting(600.0, a_duration)  # seconds an event may wait for handling
+    retry_backoff: float = setting(5.0, a_delay, MAX_SECONDS)
+    retry_backoff_max: float = setting(600.0, a_delay, MAX_SECONDS)
+    # Seconds an event may wait for handling.
+    handling_timeout: float = setting(600.0, a_duration, MAX_SECONDS)
     # Days before handled, delivered (no handler) and cancelled rows are purged; failed, expired.
-    keep_done_days: int = setting(7, a_count)
-    keep_failed_days: int = setting(30, a_count)
+    keep_done_days: int = setting(7, a_count, MAX_KEEP_DAYS)
+    keep_failed_days: int = setting(30, a_count, MAX_KEEP_DAYS)
     metrics_token: str = setting("", a_string)  # bearer token for /metrics; empty: staff only
     # /healthz answers 503 when a due row waits longer.
-    health_max_lateness: float = setting(60.0, a_duration)
+    health_max_lateness: float = setting(60.0, a_duration, MAX_SECONDS)
+    # Seconds without a sweep of a model before /healthz, the dashboard and /metrics' readers
+    # say "no sweep for N s" (due rows or not).
+    health_max_sweep_age: float = setting(60.0, a_duration, DAY)
     bulk_throttle_rate: str = setting("60/min", a_rate)  # bulk requests per user (REST)
     # Creates, edits, deletes and triggers of recurring schedules, and writes of keyed jobs,
     # per user (REST); each budget is its own.
     schedule_write_throttle_rate: str = setting("60/min", a_rate)
     job_write_throttle_rate: str = setting("600/min", a_rate)
-    job_max_instants: int = setting(1000, a_count)  # instants one keyed job may hold
-    job_max_payload_bytes: int = setting(64 * 1024, a_count)  # a keyed job's payload, as JSON
+    job_list_throttle_rate: str = setting("120/min", a_rate)  # GETs of the keyed jobs' list
+    job_max_instants: int = setting(1000, a_count, 100_000)  # instants one keyed job may hold
+    # A keyed job's payload, as JSON.
+    job_max_payload_bytes: int = setting(64 * 1024, a_count, 16 * 1024 * 1024)
+    # Seconds in the past a keyed job's new instant may be (older ones are refused), and what
+    # one API user's jobs may hold pending: runs, and bytes (each run's payload and labels).
+    job_max_past: float = setting(float(DAY), a_delay, 365 * DAY)
+    job_max_pending_runs_per_user: int = setting(100_000, a_count, 100_000_000)
+    job_max_pending_bytes_per_user: int = setting(64 * 1024 * 1024, a_count, 1024**4)
+    # Messages a plain-JSON queue may hold before the sweep stops adding to it (rows wait).
+    queue_target_max_backlog: int = setting(10_000, a_count, 10_000_000)
     # Seconds late before a fire time counts as missed.
-    recurring_misfire_grace: float = setting(10.0, a_delay)
+    recurring_misfire_grace: float = setting(10.0, a_delay, MAX_SECONDS)
     # Model label -> "N/s" or "N/m" (or None: unlimited): how fast the sweep publishes its rows,
     # across every sweeper; over each model's own `rate_limit`. Read at every sweep.
     rate_limits: tuple[tuple[str, str | None], ...] = setting((), rate_limits)
@@ -177,8 +214,8 @@ class SchedulingSettings:
     partitions: tuple[tuple[str, str], ...] = setting((), partition_intervals)
     # Occurrences one fire_all catch-up may publish, and fire times a schedule may have in an
     # hour of its zone's clock: refused when saved, the catch-up cut at fire time.
-    max_catchup_fires: int = setting(10_000, a_count)
-    max_fires_per_hour: int = setting(3600, a_count)
+    max_catchup_fires: int = setting(10_000, a_count, MAX_COUNT)
+    max_fires_per_hour: int = setting(3600, a_count, 3600)
     # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
     # though this project's Celery app does not register them: other codebases' workers run them.
     external_tasks: tuple[str, ...] = setting((), task_patterns)
@@ -222,7 +259,9 @@ def setting_errors() -> list[str]:
 
 
 def validated(each: Field[Any], name: str, value: object) -> Any:
-    return each.metadata["validate"](name, value)
+    most = each.metadata["most"]
+    bounds = {} if most is None else {"most": most}
+    return each.metadata["validate"](name, value, **bounds)
 
 
 def _configured() -> Iterator[tuple[Field[Any], str, object]]:

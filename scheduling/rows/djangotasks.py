@@ -51,7 +51,7 @@ _found = _framework()
 AVAILABLE = _found is not None
 MODULE: str = _found[""].__name__ if _found is not None else ""
 
-task: Any = None  # the @task decorator
+task: Any = _Unavailable  # the @task decorator (where missing, @task says what to install)
 Task: Any = _Unavailable
 TaskResult: Any = _Unavailable
 TaskResultStatus: Any = None

@@ -69,7 +69,7 @@ def effect_beyond_rollback(event_id: str, ping_id: int) -> None:
 @shared_task(base=EventHandlerTask, name="testapp.handle_ping_batch")
 def handle_ping_batch(events: list[dict[str, Any]]) -> str:
     """A batch of any ping model's events (the tests set its handler_batch_size): each row's
-    effect in a savepoint of its own; a ping named "whole-batch-fails" fails the batch."""
+    effect in a transaction of its own; a ping named "whole-batch-fails" fails the batch."""
     model = get_scheduled_model(events[0]["model"])
     with handle_batch(events, model) as batch:
         pings: list[Any] = batch.rows
@@ -82,7 +82,7 @@ def handle_ping_batch(events: list[dict[str, Any]]) -> str:
 def ping_effect(row: Any) -> None:
     fail_if_planned(row.ping.name, row.attempts)
     if row.ping.name.startswith("slow:"):
-        # Fault tests kill the worker here, mid-batch, inside the batch's transaction.
+        # Fault tests kill the worker here, mid-batch, inside this row's transaction.
         time.sleep(float(row.ping.name.removeprefix("slow:")))
     PingEffect.objects.create(event_id=row.event_id, ping_id=row.ping_id)
 

@@ -55,6 +55,7 @@ class FakeFcm:
         self.scripts: dict[str, list[Reply]] = {}
         self.received: list[Received] = []
         self.arrived: list[str] = []  # tokens, as requests come in (before any reply)
+        self.delay = 0.0  # seconds every reply takes (a slow service, well inside the timeout)
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self))
         self.server.daemon_threads = True
@@ -115,8 +116,7 @@ def handler_for(fake: FakeFcm) -> type[BaseHTTPRequestHandler]:
             fake.record(Received(token, body, authorization, answered))
 
         def answer(self, reply: Reply) -> int | None:
-            if reply.hang:
-                time.sleep(reply.hang)
+            time.sleep(reply.hang or fake.delay)
             payload = json.dumps(error_body(reply) if reply.status >= 400 else success_body())
             try:
                 self.send_response(reply.status)

@@ -1,7 +1,8 @@
 """Answering a questionnaire needs only `add_questionnaireanswer`, not `view_training` (issue
 #26, finding 6): such a user answers only for a player of the training's team, and "no such
 training" and "not that team's player" are one answer, so the endpoint tells nobody which
-trainings or players exist."""
+trainings or players exist. Who may answer for which player (the player's own user, or staff):
+tests/security/test_answers_by_the_player.py."""
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -17,7 +18,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def answerer() -> APIClient:
-    user = User.objects.create_user("answerer", password="x")
+    # Staff: answers for any player (a player's own user answers for that player alone).
+    user = User.objects.create_user("answerer", password="x", is_staff=True)
     user.user_permissions.set(Permission.objects.filter(codename="add_questionnaireanswer"))
     client = APIClient()
     client.force_authenticate(User.objects.get(pk=user.pk))
@@ -60,7 +62,7 @@ def test_another_teams_player_gets_the_answer_a_missing_training_gets(answerer, 
 
 
 def test_a_viewer_of_trainings_gets_the_same_answers(training, players):
-    user = User.objects.create_user("coach", password="x")
+    user = User.objects.create_user("coach", password="x", is_staff=True)
     codenames = ("add_questionnaireanswer", "view_training")
     user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
     client = APIClient()

@@ -9,6 +9,7 @@ from django.test import override_settings
 
 from scheduling.delivery.sweep.run import sweep
 from scheduling.delivery.tasks import EventHandlerTask
+from scheduling.delivery.testing import run_due as run_due_here
 from scheduling.rows.models import ScheduledEvent
 from tests.conftest import message_events, queued_events, queued_messages
 from trainings.kinds import InvitationStatus, NotificationKind, Phase
@@ -277,3 +278,21 @@ def test_a_cancel_in_progress_holds_the_handler_until_it_commits(team, players, 
 
     assert results == ["sent 0"]
     assert pushes() == 0
+
+
+def test_the_batch_handler_sends_each_reminder_to_whoever_still_has_to_act(team, players, frozen):
+    """The batch task (the model's handler) reads the batch's recipients up front, then sends
+    each reminder in its own transaction: the same people as the single-event task."""
+    training = training_create(team=team, start_at=START, end_at=END, invitations_enabled=True)
+    questionnaire_answer(training=training, player=players[0], phase=Phase.PRE)
+    accepted = Invitation.objects.get(training=training, player=players[1])
+    invitation_reply(invitation=accepted, status=InvitationStatus.ACCEPTED)
+    frozen.move_to(START - timedelta(minutes=90))
+
+    assert run_due_here(ScheduledTrainingNotification) >= 2  # the -90 rung and invitation rungs
+
+    def players_pushed(kind):
+        return set(PushNotification.objects.filter(kind=kind).values_list("player", flat=True))
+
+    assert players_pushed(PRE) == {players[1].pk, players[2].pk}
+    assert players_pushed(INVITATION) == {players[0].pk, players[2].pk}

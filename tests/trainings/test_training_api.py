@@ -302,6 +302,8 @@ def test_moving_and_answering_need_their_permissions(training, players):
     answer = {"player": players[0].pk, "phase": "pre"}
     assert viewer.post(f"{url}answers/", answer, format="json").status_code == 403
     answerer = client_with("view_training", "add_questionnaireanswer")
+    players[0].user = User.objects.get(username="user-view_training-add_questionnaireanswer")
+    players[0].save(update_fields=["user"])  # the player themself
     assert answerer.post(f"{url}answers/", answer, format="json").status_code == 201
 
 

@@ -35,7 +35,7 @@ def test_a_bad_setting_stops_check_naming_it_and_the_accepted_form():
     with override_settings(SCHEDULING_BATCH_SIZE="lots"), pytest.raises(SystemCheckError) as stop:
         call_command("check")
 
-    expected = "SCHEDULING_BATCH_SIZE='lots' is not valid: expected an integer >= 1."
+    expected = "SCHEDULING_BATCH_SIZE='lots' is not valid: expected an integer from 1 to 100,000."
     assert f"(scheduling.E001) {expected}" in str(stop.value)
 
 

@@ -29,10 +29,13 @@ def test_a_sensible_policy_or_none_passes(values):
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"max_attempts": 0}, "Reminder.max_attempts = 0 is not valid: expected an integer >= 1"),
+        ({"max_attempts": 0}, "Reminder.max_attempts = 0 is not valid: expected an integer from 1"),
         ({"max_attempts": 2.5}, "Reminder.max_attempts = 2.5 is not valid"),
         ({"max_attempts": True}, "Reminder.max_attempts = True is not valid"),
-        ({"retry_backoff": -1}, "Reminder.retry_backoff = -1 is not valid: expected seconds >= 0"),
+        (
+            {"retry_backoff": -1},
+            "Reminder.retry_backoff = -1 is not valid: expected seconds from 0",
+        ),
         ({"retry_backoff_max": float("inf")}, "Reminder.retry_backoff_max = inf is not valid"),
         ({"handling_timeout": "10"}, "or None for SCHEDULING_HANDLING_TIMEOUT"),
     ],

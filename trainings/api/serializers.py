@@ -33,7 +33,7 @@ class TeamSerializer(serializers.ModelSerializer):
 class PlayerSerializer(serializers.ModelSerializer):
     class Meta:
         model = Player
-        fields = ("id", "team", "name", "push_token")
+        fields = ("id", "team", "name", "push_token", "user")
 
 
 class TrainingSerializer(serializers.ModelSerializer):

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -39,6 +39,10 @@ from trainings.services import (
 )
 
 NOT_ANSWERABLE = "No such training with this player in its team."
+NOT_YOUR_PLAYER = (
+    "Only the player themself (the user linked to the player) or staff may answer for a "
+    "player: {why}."
+)
 
 
 class CanAnswer(BasePermission):
@@ -111,21 +115,37 @@ class TrainingViewSet(RequestActor, viewsets.ModelViewSet):
         request=AnswerRequestSerializer,
         responses={
             201: QuestionnaireAnswerSerializer,
+            403: inline_serializer("NotYourPlayer", {"detail": serializers.CharField()}),
             404: inline_serializer("NotAnswerable", {"detail": serializers.CharField()}),
         },
-        description="A player of the training's team answers its questionnaire. No such "
-        "training, no such player and a player of another team are one 404, alike.",
+        description="A player of the training's team answers its questionnaire: the user linked "
+        "to the player (Player.user), or staff for any player (403 otherwise, saying why). No "
+        "such training, no such player and a player of another team are one 404, alike.",
     )
     @action(detail=True, methods=["post"], permission_classes=[CanAnswer])
     def answers(self, request: Request, pk: str | None = None) -> Response:
         serializer = AnswerRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        answers_for(request.user, serializer.validated_data["player"])
         training, player = answerable(str(pk), serializer.validated_data["player"])
         with as_bad_request():
             answer = questionnaire_answer(
                 training=training, player=player, phase=serializer.validated_data["phase"]
             )
         return Response(QuestionnaireAnswerSerializer(answer).data, status=status.HTTP_201_CREATED)
+
+
+def answers_for(user: Any, player_pk: int) -> None:
+    """An answer stops the player's reminders: only the player's own user gives it, or staff.
+    Decided on the user's own link alone, before any lookup of the body's player, so a 403
+    tells nothing about other players."""
+    if user.is_staff:
+        return
+    own = Player.objects.filter(user=user).values_list("pk", flat=True).first()
+    if own == player_pk:
+        return
+    why = "this user is no player" if own is None else f"this user is player {own}"
+    raise PermissionDenied(NOT_YOUR_PLAYER.format(why=why))
 
 
 def answerable(training_pk: str, player_pk: int) -> tuple[Training, Player]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -28,6 +28,7 @@ class Push:
     event_id: str
 
 
+@runtime_checkable
 class PushBackend(Protocol):
     def send(self, pushes: Sequence[Push]) -> None: ...
 
@@ -83,15 +84,26 @@ class LoggingPushBackend:
             )
 
 
+BACKEND_FORM = (
+    "the dotted path of a push backend class (one with send(pushes)), such as "
+    "trainings.push.RecordingPushBackend, trainings.push.LoggingPushBackend or "
+    "trainings.push.HttpPushBackend"
+)
+
+
 def get_push_backend() -> PushBackend:
     path = settings.TRAININGS_PUSH_BACKEND
     try:
         backend_class = import_string(path)
     except ImportError as exc:
         raise ImproperlyConfigured(
-            f"TRAININGS_PUSH_BACKEND={path!r} is not valid: expected a dotted class path such "
-            "as trainings.push.RecordingPushBackend, trainings.push.LoggingPushBackend or "
-            f"trainings.push.HttpPushBackend ({exc})."
+            f"TRAININGS_PUSH_BACKEND={path!r} is not valid: expected {BACKEND_FORM} ({exc})."
         ) from None
+    # Only a class is called: a function at the path (os.system) would run with no arguments.
+    if not (isinstance(backend_class, type) and issubclass(backend_class, PushBackend)):
+        raise ImproperlyConfigured(
+            f"TRAININGS_PUSH_BACKEND={path!r} is not valid: expected {BACKEND_FORM}; "
+            f"{path} is not a class with send(pushes)."
+        )
     backend: PushBackend = backend_class()
     return backend

@@ -1,32 +1,36 @@
 """Batched handling: a model with `handler_batch_size` N gets messages of up to N events, and its
-handler runs them through `handle_batch`, each row still handled once (or at most once).
+handler runs them through `handle_batch`, each row still handled once (or at most once), and
+no row lock held across more than one row's effect.
 
     @shared_task(base=EventHandlerTask, name="trainings.send_training_reminders")
     def send_training_reminders(events):
         with handle_batch(events, ScheduledTrainingNotification) as batch:
-            for row, error in send_all(batch.rows):   # the domain's bulk work
-                if error is not None:
-                    batch.failed(row, error)
+            batch.each(send_reminder)   # one row at a time, each in a transaction of its own
 
 `batch.rows` are the rows that still need handling: this version, delivered, not handled, not
 claimed; rows handled, moved, cancelled or republished as another version since are left out.
-They are locked in one statement (in pk order, so duplicate deliveries of overlapping batches
-queue instead of deadlocking).
+They are read locked in one statement (in pk order, so duplicate deliveries of overlapping
+batches queue instead of deadlocking), which waits for the publishing sweep's commit; that
+transaction commits at once, so the body runs with no row locked. A cancel or reschedule of
+the batch's rows (or of what they lock in turn, such as a training) waits at most for the one
+effect under way, not for the whole batch.
 
-At-least-once models: the body runs in the rows' transaction, with the rows locked; on exit the
-rows not failed are marked handled in one UPDATE. `batch.failed(row, exc)` records that row's
-failure alone (error, backoff or `failed`, attempts, history, signals); `batch.each(effect)`
-runs `effect(row)` for each row in a savepoint of its own and records its exception so. An
-exception out of the body is the whole batch's failure: what the body did rolls back, and each
-row records it.
+`batch.each(effect)` runs `effect(row)` for each row in a transaction of its own, whose first
+statement takes the row: locked again, still awaiting handling as this version (else skipped:
+cancelled, moved, or handled by a duplicate delivery meanwhile), and marked handled, to commit
+with what the effect wrote. At-least-once: an exception rolls that row's transaction back and is
+recorded on the row alone (error, backoff or `failed`, attempts, history, signals), to be
+retried after its backoff. `batch.failed(row, exc)` records a failure the body found itself.
 
-At-most-once models: each row's effect runs through `batch.each(effect)`: the row's claim
-commits before its effect, and its `handled_at` commits with the effect's transaction, as
-`handle_once` does for one event; a failure during an effect leaves that row `failed` for a
-person. A crash mid-batch thus leaves in flight only the row whose effect was under way; the
-rows not reached are republished after the handling timeout. Rows the body never passes to
-`each` are handled without effect, in one UPDATE. An exception out of the body records every
-row whose effect had not begun, to be retried after its backoff.
+At-most-once models: the row's claim commits before its effect, and its `handled_at` commits
+with the effect's transaction, as `handle_once` does for one event; a failure during an effect
+leaves that row `failed` for a person. A crash mid-batch thus leaves in flight only the row
+whose effect was under way; the rows not reached are republished after the handling timeout.
+
+Either way, rows the body never passes to `each` (nor to `failed`) are handled without effect,
+in one UPDATE, after the body; what the body writes outside `each` is in no row's transaction.
+An exception out of the body records every row that `each` has not taken, to be retried after
+its backoff; the rows whose effects committed stay handled.
 """
 
 from __future__ import annotations
@@ -66,15 +70,16 @@ class Batch(Generic[E]):
     model: type[E]
     rows: list[E]
     failures: dict[Any, BaseException] = field(default_factory=dict)
-    effects: set[Any] = field(default_factory=set)  # at-most-once: effect begun (pks)
+    # Rows `each` took (pks): handled, failed, found not ours, or (at-most-once) effect begun.
+    effects: set[Any] = field(default_factory=set)
 
     @cached_property
     def using(self) -> str:
         return database_of(self.model)
 
     def failed(self, row: E, exc: BaseException) -> None:
-        """Record this row's failure alone; the other rows go on. At-most-once: only for a row
-        whose effect has not begun (what `each` does not already record)."""
+        """Record this row's failure alone; the other rows go on. Only for a row `each` has not
+        taken (a row it took has its own outcome)."""
         if row.pk in self.failures or row.pk in self.effects:
             return
         self.failures[row.pk] = exc
@@ -83,39 +88,20 @@ class Batch(Generic[E]):
     def each(
         self, effect: Callable[[E], T], *, prepare: Callable[[E], object] | None = None
     ) -> dict[Any, T]:
-        """Run `effect(row)` for each row not failed yet; {pk: what it returned} for those that
-        succeeded. A row's exception is recorded on that row and not raised.
+        """Run `effect(row)` for each row not failed yet, each in a transaction of its own;
+        {pk: what it returned} for those that succeeded. A row's exception is recorded on that
+        row and not raised.
 
-        `prepare(row)`, when given, runs first, before the effect begins (reopen a connection
-        the last effect broke): its exception is recorded like one before an at-most-once
-        effect, to be retried after a backoff, and the row's effect does not run.
+        `prepare(row)`, when given, runs first, before the row's transaction (reopen a
+        connection the last effect broke): its exception is recorded like one before an
+        at-most-once effect, to be retried after a backoff, and the row's effect does not run.
         """
         if self.model.at_most_once:
             return AtMostOnceEffects(self, effect, prepare).run()
-        results: dict[Any, T] = {}
-        for row in self.pending():
-            if self._prepared(row, prepare):
-                self._at_least_once(row, effect, results)
-        return results
-
-    def _prepared(self, row: E, prepare: Callable[[E], object] | None) -> bool:
-        try:
-            if prepare is not None:
-                prepare(row)
-        except Exception as exc:
-            self.failed(row, exc)
-            return False
-        return True
-
-    def _at_least_once(self, row: E, effect: Callable[[E], T], results: dict[Any, T]) -> None:
-        try:
-            with transaction.atomic(using=self.using):  # the row's effect rolls back alone
-                results[row.pk] = effect(row)
-        except Exception as exc:
-            self.failed(row, exc)
+        return AtLeastOnceEffects(self, effect, prepare).run()
 
     def pending(self) -> list[E]:
-        """The rows neither failed nor (at-most-once) begun."""
+        """The rows neither failed nor taken by `each`."""
         return [r for r in self.rows if r.pk not in self.failures and r.pk not in self.effects]
 
     def unclaimed(self, pks: Collection[Any]) -> QuerySet[E]:
@@ -128,6 +114,64 @@ class Batch(Generic[E]):
         for version, of_version in versions.items():
             same_version |= Q(pk__in=of_version, version=version)
         return self.model.objects.filter(same_version).filter(awaiting_handling_row_q())
+
+
+class AtLeastOnceEffects(Generic[E, T]):
+    """The effects of an at-least-once batch, one row at a time, each in its own transaction.
+
+    The transaction's first statement takes the row (locks it, checks it still awaits handling
+    as this version, marks it handled), so the row is locked for its one effect only and the
+    mark costs no statement of its own: one UPDATE and one commit a row. A duplicate delivery
+    of the row waits on that lock, then finds it handled and skips it.
+    """
+
+    def __init__(
+        self, batch: Batch[E], effect: Callable[[E], T], prepare: Callable[[E], object] | None
+    ) -> None:
+        self.batch, self.effect, self.prepare = batch, effect, prepare
+        self.statements = statements_for(batch.model)
+        self.results: dict[Any, T] = {}
+
+    def run(self) -> dict[Any, T]:
+        for row in self.batch.pending():
+            if self.prepared(row):
+                self.one(row)
+        return self.results
+
+    def prepared(self, row: E) -> bool:
+        try:
+            if self.prepare is not None:
+                self.prepare(row)
+        except Exception as exc:
+            self.batch.failed(row, exc)
+            return False
+        return True
+
+    def one(self, row: E) -> None:
+        model = self.batch.model
+        self.batch.effects.add(row.pk)
+        try:
+            with transaction.atomic(using=self.batch.using):
+                if not self.take(row):
+                    return  # cancelled, moved or handled since the batch was read: not ours
+                self.results[row.pk] = self.effect(row)
+                metrics.record_handled(model)
+        except Exception as exc:
+            # Rolled back, the row with it: recorded if it still awaits handling as this version.
+            self.batch.failures[row.pk] = exc
+            record_failure(model, row, exc)
+
+    def take(self, row: E) -> bool:
+        if partitioning_of(self.batch.model) is None:
+            return self.statements.mark_handled_if_awaiting(row.pk, row.version)
+
+        # A retry() or a backoff may move the row to another partition while we wait for its
+        # lock; a savepoint lets the statement run again where the row now is.
+        def attempt() -> bool:
+            with transaction.atomic(using=self.batch.using):
+                return self.statements.mark_handled_if_awaiting(row.pk, row.version)
+
+        return retrying_moved_rows(attempt, f"handling of {self.batch.model._meta.label}")
 
 
 class AtMostOnceEffects(Generic[E, T]):
@@ -202,32 +246,14 @@ def handle_batch(
     """A context manager yielding the Batch of these events' rows that still need handling."""
     if any(event.get("model") != model._meta.label_lower for event in events):
         raise ValueError(f"a batch for {model._meta.label} holds another model's events")
-    handling = _at_most_once if model.at_most_once else _at_least_once
-    return as_worker(handling(events, model))
+    return as_worker(_handling(events, model))
 
 
 @contextmanager
-def _at_least_once(events: Sequence[Mapping[str, Any]], model: type[E]) -> Iterator[Batch[E]]:
-    failure: Exception | None = None
-    with transaction.atomic(using=database_of(model)):
-        batch = Batch(model, locked_rows(model, events))
-        try:
-            with transaction.atomic(using=batch.using):  # a savepoint: the body rolls back alone
-                yield batch
-                _mark_handled(batch, [row.pk for row in batch.pending()])
-        except Exception as exc:
-            # Recorded while the rows are still locked, as handle_once does.
-            for row in batch.rows:
-                record_failure(model, row, exc)
-            failure = exc
-    if failure is not None:
-        raise failure
-
-
-@contextmanager
-def _at_most_once(events: Sequence[Mapping[str, Any]], model: type[E]) -> Iterator[Batch[E]]:
+def _handling(events: Sequence[Mapping[str, Any]], model: type[E]) -> Iterator[Batch[E]]:
     with transaction.atomic(using=database_of(model)):
         batch = Batch(model, locked_rows(model, events))  # waits for the sweep's commit
+    # Committed: no row stays locked while the body runs; `each` locks one row at a time.
     try:
         yield batch
     except Exception as exc:

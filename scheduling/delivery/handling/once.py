@@ -44,6 +44,7 @@ from scheduling.rows.history import record
 from scheduling.rows.history.models import Kind
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.partitions import partitioning_of, retrying_moved_rows
+from scheduling.rows.policy import backoff_ceiling
 from scheduling.rows.querysets import awaiting_handling_row_q, in_flight_row_q
 from scheduling.rows.registry import get_scheduled_model
 from scheduling.rows.states import Status
@@ -368,9 +369,9 @@ def recorded_on(row: ScheduledEvent, changes: dict[str, Any], retry_at: datetime
 def retry_delay(attempts: int, model: type[ScheduledEvent] = ScheduledEvent) -> timedelta:
     """The model's retry backoff (SCHEDULING_RETRY_BACKOFF unless it sets its own) doubling with
     each try, up to its maximum; "equal jitter" (between half and all of it), so rows that
-    failed together spread out."""
-    doublings = min(max(attempts - 1, 0), 64)
-    ceiling = min(model.get_retry_backoff() * 2**doublings, model.get_retry_backoff_max())
+    failed together spread out. Clamped to the policy's bounds before any date arithmetic: a
+    failure is recorded whatever the backoff (scheduling.rows.policy.backoff_ceiling)."""
+    ceiling = backoff_ceiling(attempts, model)
     return timedelta(seconds=random.uniform(ceiling / 2, ceiling))
 
 

@@ -1,6 +1,6 @@
 """The statements every handling runs, written once per model as SQL.
 
-A handling runs three to five short statements (lock the row, claim it, mark it handled);
+A handling runs one to five short statements (lock the row, claim it, mark it handled);
 building each through the ORM (a QuerySet, its WHERE tree, the compiler) cost more CPU than
 the database spent on it, for every event. They are plain enough to write out: the same
 conditions as `querysets.awaiting_handling_q` and `in_flight_q`, which tests hold them to.
@@ -48,6 +48,7 @@ class HandlingStatements:
         lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         self.lock_sql = f"SELECT {columns} FROM {table} WHERE {pk} = %s{lock}"
         self.handled_sql = f"UPDATE {table} SET handled_at = {now} WHERE {pk} = %s"
+        self.taken_sql = f"UPDATE {table} SET handled_at = {now} WHERE {this} AND {AWAITING}"
         self.claim_sql = (
             f"UPDATE {table} SET effect_started_at = {now}, updated_at = {now}"
             f" WHERE {this} AND {AWAITING}"
@@ -85,6 +86,13 @@ class HandlingStatements:
     def mark_handled(self, pk: Any) -> None:
         """At-least-once, the row locked by this transaction: handled."""
         self._execute(self.handled_sql, [pk]).close()
+
+    def mark_handled_if_awaiting(self, pk: Any, version: int) -> bool:
+        """At-least-once, first in the row's effect transaction: locks, checks and marks in
+        one statement: the row marked handled if this version still awaits handling (committed
+        with the effect, or rolled back with it); whether it did."""
+        with self._execute(self.taken_sql, [pk, version]) as cursor:
+            return bool(cursor.rowcount == 1)
 
     def claim(self, pk: Any, version: int) -> bool:
         """At-most-once: the effect begins, if this version awaits handling still."""

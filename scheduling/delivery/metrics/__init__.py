@@ -3,8 +3,9 @@
 `store`: counters and histogram buckets in Redis, written by sweepers, workers and web
 processes on any host, and the per-minute hashes the admin's dashboard reads. `gauges`: the
 backlog, lateness and failed rows, read from PostgreSQL when asked. `prometheus`: /metrics,
-both together. `logs`: the sweep's line for each published batch, and the filter that keeps
-Celery from logging idle sweep ticks.
+both together. `logs`: the sweep's line for each published batch, the filter that keeps
+Celery from logging idle sweep ticks, and a sweeper's line a minute. `lateness`: the bins the
+dashboard's lateness percentiles are read from.
 
 Recording is best effort and never fails a sweep or a handler (on_commit callbacks are
 `robust`, writes catch every error): with the store down, counts are dropped (one warning per
@@ -18,10 +19,12 @@ from scheduling.delivery.metrics.prometheus import exposition
 from scheduling.delivery.metrics.store import (
     MinuteBucket,
     flush_counts,
+    last_sweep_ages,
     not_recorded,
     recent_minutes,
     record_handle_failure,
     record_handled,
+    record_held,
     record_published,
     record_sweep,
 )
@@ -33,12 +36,14 @@ __all__ = [
     "due_rows",
     "exposition",
     "flush_counts",
+    "last_sweep_ages",
     "not_recorded",
     "oldest_due_seconds",
     "quiet_idle_sweeps",
     "recent_minutes",
     "record_handle_failure",
     "record_handled",
+    "record_held",
     "record_published",
     "record_sweep",
     "snapshot",

@@ -27,11 +27,31 @@ class ModelSnapshot:
 
     pending: int
     due_now: int  # pending rows already due
-    oldest_due_seconds: float  # how late the oldest due pending row is; 0.0 when none is due
+    # How late the most late due pending row is (from its creation if created already due;
+    # gauges.LATE_SINCE); 0.0 when none is due.
+    oldest_due_seconds: float
     failed_rows: int
     awaiting_handling: int  # published, not handled yet (0 for models without a handler)
     in_flight: int = 0  # at-most-once rows whose effect began and has not reported back
     stuck_in_flight: int = 0  # of those, in flight for longer than the handling timeout
+
+
+# How late the most late of the LATE_SAMPLE oldest due rows is, each counted from its due time,
+# or from its creation if it was created already due (a keyed job's instant of last year is not
+# a year late). Rows past the sample are due later still: they are missed only when every row
+# of the sample was created after them. The sample keeps /healthz's probe to one index range.
+LATE_SAMPLE = 1000
+LATE_SINCE = "GREATEST(due_at, created_at)"
+OLDEST_DUE_SQL = f"""(SELECT EXTRACT(EPOCH FROM statement_timestamp() - min({LATE_SINCE}))
+     FROM (SELECT due_at, created_at FROM {{table}} WHERE status = 'pending'
+     AND due_at <= statement_timestamp() ORDER BY due_at LIMIT {LATE_SAMPLE}) AS oldest)"""
+
+
+def late_since(row: ScheduledEvent) -> datetime:
+    """When a row began to be late, as LATE_SINCE says: its due time, or its creation if it was
+    created already due. A row not saved yet has no creation: its due time."""
+    created = row.__dict__.get("created_at")  # never a query for a deferred column
+    return row.due_at if created is None else max(row.due_at, created)
 
 
 GAUGES_SQL = """
@@ -40,8 +60,7 @@ SELECT
      ORDER BY due_at LIMIT %(cap)s) AS pending),
   (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'pending'
      AND due_at <= statement_timestamp() ORDER BY due_at LIMIT %(cap)s) AS due),
-  (SELECT EXTRACT(EPOCH FROM statement_timestamp() - due_at) FROM {table}
-     WHERE status = 'pending' AND due_at <= statement_timestamp() ORDER BY due_at LIMIT 1),
+  {oldest},
   (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE status = 'failed' LIMIT %(cap)s) AS failed),
   {awaiting},
   {in_flight}
@@ -66,7 +85,8 @@ def snapshot(model: type[ScheduledEvent]) -> ModelSnapshot:
     table = connection.ops.quote_name(model._meta.db_table)
     awaiting = AWAITING_SQL.format(table=table) if model.get_awaits_handling() else "0"
     in_flight = IN_FLIGHT_SQL.format(table=table) if model.at_most_once else "0, 0"
-    sql = GAUGES_SQL.format(table=table, awaiting=awaiting, in_flight=in_flight)
+    oldest = OLDEST_DUE_SQL.format(table=table)
+    sql = GAUGES_SQL.format(table=table, oldest=oldest, awaiting=awaiting, in_flight=in_flight)
     params: dict[str, Any] = {
         "cap": COUNT_CAP,
         "timeout": timedelta(seconds=model.get_handling_timeout()),
@@ -108,7 +128,8 @@ def _snapshot_orm(model: type[ScheduledEvent]) -> ModelSnapshot:
     """The embedded mode (SQLite): the same figures, without the index tricks."""
     rows = model.objects.all()
     due = rows.due().order_by("due_at")
-    oldest = due.values_list("due_at", flat=True).first()
+    sample = due.values_list("due_at", "created_at")[:LATE_SAMPLE]
+    oldest = min((max(pair) for pair in sample), default=None)
     awaiting = rows.awaiting_handling() if model.get_awaits_handling() else rows.none()
     return ModelSnapshot(
         pending=rows.pending()[:COUNT_CAP].count(),
@@ -128,9 +149,6 @@ def oldest_due_seconds(model: type[ScheduledEvent]) -> float:
         return _snapshot_orm(model).oldest_due_seconds
     table = connection.ops.quote_name(model._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT EXTRACT(EPOCH FROM statement_timestamp() - due_at) FROM {table}"
-            " WHERE status = 'pending' AND due_at <= statement_timestamp() ORDER BY due_at LIMIT 1"
-        )
+        cursor.execute(f"SELECT {OLDEST_DUE_SQL.format(table=table)}")
         row = cursor.fetchone()
-    return max(float(row[0]), 0.0) if row else 0.0
+    return max(float(row[0]), 0.0) if row and row[0] is not None else 0.0

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import logging
+import math
 import statistics
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +46,33 @@ def log_published(model_label: str, lateness: list[float], ids: BatchIds) -> Non
     )
 
 
+class SweepsAlive:
+    """One INFO line a minute at most per model and process, busy or idle, so that a log shows
+    its sweeper alive even when nothing is due (idle ticks are otherwise silent)."""
+
+    EVERY = 60.0  # seconds between two lines of one model
+
+    def __init__(self) -> None:
+        self.since: dict[str, tuple[float, int]] = {}  # model -> (monotonic at last line, ticks)
+
+    def tick(self, model_label: str, duration: float) -> None:
+        now = time.monotonic()
+        last, ticks = self.since.get(model_label, (-math.inf, 0))
+        if now - last < self.EVERY:
+            self.since[model_label] = (last, ticks + 1)
+            return
+        self.since[model_label] = (now, 0)
+        window = f"in the last {now - last:.0f} s" if math.isfinite(last) else "so far"
+        sweep_log.info(
+            "sweeper alive: %s swept %d times %s, the last sweep took %.3f s",
+            *(model_label, ticks + 1, window, duration),
+            extra={"model": model_label, "sweeps": ticks + 1},
+        )
+
+
+SWEEPS_ALIVE = SweepsAlive()
+
+
 def sweep_strategy(task: Any, app: Any, consumer: Any, **options: Any) -> Any:
     """The sweep task's worker strategy (its `Strategy`): Celery's own, whose "Task
     scheduling.sweep[...] received" line, one per tick of every model, goes to the framework's
@@ -66,11 +95,20 @@ class QuietIdleSweeps(logging.Filter):
 
     ACTIVITY = ("delivered", "expired", "failed", "retrying", "requeued")
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: set[object] = set()  # beat's sweep entries whose first sending was logged
+
     def filter(self, record: logging.LogRecord) -> bool:
         context = record.args
         if record.name == "celery.beat" and isinstance(context, tuple):
-            # Beat's "Sending due task <entry> (<task>)", every second for every model.
-            return record.levelno != logging.INFO or "scheduling.sweep" not in context
+            # Beat's "Sending due task <entry> (<task>)", every second for every model: the
+            # first one of each entry is kept, so the log shows that beat is sending.
+            if record.levelno != logging.INFO or "scheduling.sweep" not in context:
+                return True
+            first = context[0] not in self.sent
+            self.sent.add(context[0])
+            return first
         if record.levelno != logging.INFO or not isinstance(context, dict):
             return True
         if context.get("name") != "scheduling.sweep" or "return_value" not in context:

@@ -4,6 +4,7 @@ rather than report zeros that would read as a counter reset."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 
 from prometheus_client.core import (
@@ -36,6 +37,10 @@ COUNTERS = {
     "redelivered": (
         "Events sent back to be published again: not handled within the model's handling "
         "timeout (requeued by the sweep), or a failed handling with tries left."
+    ),
+    "held": (
+        "Rows the sweep kept pending because the plain-JSON queue they target held "
+        "SCHEDULING_QUEUE_TARGET_MAX_BACKLOG messages or more (each hold counts once)."
     ),
     "rate_limited": (
         "Events published after the model's rate limit held them back (the sweep waited for its "
@@ -138,6 +143,7 @@ def _store_families(totals: dict[str, dict[str, float]]) -> Iterator[Metric]:
         ("sweep", SWEEP_BUCKETS),
     )
     yield _last_sweep(totals)
+    yield _since_last_sweep(totals)
 
 
 def _replica_fallbacks() -> Iterator[Metric]:
@@ -179,6 +185,22 @@ def _last_sweep(totals: dict[str, dict[str, float]]) -> Metric:
         if "last_sweep" in fields:
             last.add_metric([model_label], fields["last_sweep"])
     return last
+
+
+def _since_last_sweep(totals: dict[str, dict[str, float]]) -> Metric:
+    """The same heartbeat as an age, so that an alert needs no clock of its own; /healthz and
+    the dashboard say "no sweep for N s" past SCHEDULING_HEALTH_MAX_SWEEP_AGE."""
+    ages = GaugeMetricFamily(
+        "scheduling_seconds_since_last_sweep",
+        "Seconds since the last sweep of the model ended, idle or not, by the scraped host's "
+        "clock (absent: never since the store began).",
+        labels=["model"],
+    )
+    now = time.time()
+    for model_label, fields in totals.items():
+        if "last_sweep" in fields:
+            ages.add_metric([model_label], max(now - fields["last_sweep"], 0.0))
+    return ages
 
 
 def _histogram(

@@ -26,7 +26,9 @@ from typing import Any
 from django.db import transaction
 from prometheus_client.utils import floatToGoString
 
-from scheduling.delivery.metrics.logs import BatchIds, batch_ids, log_published
+from scheduling.delivery.metrics.gauges import late_since
+from scheduling.delivery.metrics.lateness import binned_quantile, lateness_bin
+from scheduling.delivery.metrics.logs import SWEEPS_ALIVE, BatchIds, batch_ids, log_published
 from scheduling.rows.databases import database_of, redis_client_for_locks
 from scheduling.rows.models import ScheduledEvent
 
@@ -41,6 +43,11 @@ _recording: ContextVar[bool] = ContextVar("scheduling_metrics_recording", defaul
 
 LATENESS_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 SWEEP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+# HSET of the field's new value only if it is larger (no command of Redis keeps a maximum).
+KEEP_MAXIMUM = (
+    "local old = tonumber(redis.call('HGET', KEYS[1], ARGV[1])) "
+    "if old == nil or tonumber(ARGV[2]) > old then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end"
+)
 
 
 # --- Recording (sweepers, workers) ------------------------------------------------------------
@@ -74,23 +81,31 @@ def record_published(
 ) -> None:
     """Called inside the batch's transaction: counts and logs the batch once it commits.
 
-    Lateness is the claim's cutoff (the database's clock) minus each row's due_at; the
-    publish follows within the same transaction. `rate_limited`: the model's rate limit held the batch
+    Lateness is the claim's cutoff (the database's clock) minus each row's due_at, or its
+    created_at if it was created already due (gauges.LATE_SINCE); the publish follows within
+    the same transaction. `rate_limited`: the model's rate limit held the batch
     back; its rows and their lateness are counted apart as well.
     """
     if rows:
-        lateness = [(cutoff - row.due_at).total_seconds() for row in rows]
+        lateness = [max((cutoff - late_since(row)).total_seconds(), 0.0) for row in rows]
         ids = batch_ids(rows)
         _after_commit(
             model, lambda: _published(label(model), lateness, ids, rate_limited=rate_limited)
         )
 
 
+def record_held(model: type[ScheduledEvent], rows: int) -> None:
+    """Called inside the batch's transaction: rows kept back by a full queue (sweep/backlog)."""
+    _after_commit(model, lambda: _write(lambda pipe: _count(pipe, label(model), "held", rows)))
+
+
 def record_sweep(
     model: type[ScheduledEvent], duration: float, *, redelivered: int, rate_wait: float = 0.0
 ) -> None:
-    """After a sweep that held its lock: its duration, the time it ended, requeued events, the
-    time it waited for the model's rate limit."""
+    """After a sweep that held its lock, busy or idle: its duration, the time it ended (the
+    model's heartbeat: last_sweep_ages()), requeued events, the time it waited for the model's
+    rate limit."""
+    SWEEPS_ALIVE.tick(label(model), duration)
     key = total_key(label(model))
     bucket = _bucket_field("sweep", SWEEP_BUCKETS, duration)
 
@@ -130,6 +145,7 @@ def _published(
         _count(pipe, model_label, "published", len(lateness))
         for field, count in buckets.items():
             _count(pipe, model_label, field, count)
+        _record_lateness(pipe, model_label, lateness)
         pipe.hincrbyfloat(total_key(model_label), "lateness_sum", sum(lateness))
         if rate_limited:
             _count(pipe, model_label, "rate_limited", len(lateness))
@@ -143,6 +159,15 @@ def _count(pipe: Any, model_label: str, field: str, amount: int = 1) -> None:
     minute_key = _minute_key(model_label, int(time.time() // 60))
     pipe.hincrby(total_key(model_label), field, amount)
     pipe.hincrby(minute_key, field, amount)
+    pipe.expire(minute_key, MINUTE_TTL)
+
+
+def _record_lateness(pipe: Any, model_label: str, lateness: list[float]) -> None:
+    """This minute's bins (metrics.lateness) and maximum: the dashboard's percentiles."""
+    minute_key = _minute_key(model_label, int(time.time() // 60))
+    for number, count in Counter(lateness_bin(value) for value in lateness).items():
+        pipe.hincrby(minute_key, f"lateness_bin:{number}", count)
+    pipe.eval(KEEP_MAXIMUM, 1, minute_key, "lateness_max", repr(max(lateness)))
     pipe.expire(minute_key, MINUTE_TTL)
 
 
@@ -251,6 +276,19 @@ def flush_counts() -> None:
 # --- Reading: the totals and the dashboard's per-minute buckets -------------------------------
 
 
+def last_sweep_ages(model_labels: Sequence[str], *, now: float | None = None) -> list[float | None]:
+    """Seconds since each model's last sweep ended, by this host's clock (None: no sweep since
+    the store began); [] when there is no store or it is down (nothing can be said)."""
+    hashes = read_hashes([total_key(name.lower()) for name in model_labels])
+    if hashes is None:
+        return []
+    now = time.time() if now is None else now
+    return [
+        max(now - fields["last_sweep"], 0.0) if "last_sweep" in fields else None
+        for fields in hashes
+    ]
+
+
 @dataclass(frozen=True)
 class MinuteBucket:
     minute: datetime  # aware UTC, start of the minute
@@ -276,15 +314,30 @@ def recent_minutes(
 
 
 def _minute_bucket(number: int, fields: dict[str, float]) -> MinuteBucket:
-    buckets = cumulative(fields, "lateness", LATENESS_BUCKETS)
+    p50, p99 = minute_percentiles(fields)
     return MinuteBucket(
         minute=datetime.fromtimestamp(number * 60, UTC),
         published=int(fields.get("published", 0)),
         handled=int(fields.get("handled", 0)),
         handle_failures=int(fields.get("handle_failures", 0)),
-        lateness_p50=quantile(0.5, buckets),
-        lateness_p99=quantile(0.99, buckets),
+        lateness_p50=p50,
+        lateness_p99=p99,
     )
+
+
+def minute_percentiles(fields: dict[str, float]) -> tuple[float | None, float | None]:
+    """p50 and p99 of a minute's lateness from its bins; a minute recorded before the bins were
+    kept has only LATENESS_BUCKETS, interpolated as PromQL does."""
+    bins = {
+        int(name.rpartition(":")[2]): count
+        for name, count in fields.items()
+        if name.startswith("lateness_bin:")
+    }
+    if bins:
+        most = fields.get("lateness_max")
+        return binned_quantile(0.5, bins, most), binned_quantile(0.99, bins, most)
+    buckets = cumulative(fields, "lateness", LATENESS_BUCKETS)
+    return quantile(0.5, buckets), quantile(0.99, buckets)
 
 
 def read_hashes(keys: list[str]) -> list[dict[str, float]] | None:

@@ -36,6 +36,13 @@ class Publisher(Protocol):
         """
         ...
 
+    def backlog(self, queues: Sequence[str]) -> dict[str, int]:
+        """Messages waiting on each plain-JSON queue (0 for one that does not exist).
+
+        Raises PublishError when the broker cannot be asked.
+        """
+        ...
+
     def close(self) -> None: ...
 
 

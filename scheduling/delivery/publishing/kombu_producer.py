@@ -3,6 +3,7 @@ with publisher confirms where the broker gives them."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,11 @@ from scheduling.delivery.publishing.base import (
     task_message,
 )
 from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage, dumps
+
+
+def close_quietly(channel: Any) -> None:
+    with contextlib.suppress(Exception):  # a channel the broker closed already
+        channel.close()
 
 
 class KombuPublisher:
@@ -104,6 +110,32 @@ class KombuPublisher:
         queue_type = self.app.conf.task_create_missing_queue_type
         arguments = {"x-queue-type": queue_type} if queue_type == "quorum" else None
         return Queue(name, durable=True, auto_delete=False, queue_arguments=arguments)
+
+    def backlog(self, queues: Sequence[str]) -> dict[str, int]:
+        """A passive queue_declare per queue gives its message count (RabbitMQ: the messages
+        ready for consumers); a queue not declared yet holds none."""
+        errors: tuple[type[BaseException], ...] = (
+            *self.connection.connection_errors,
+            KombuError,
+            OSError,
+        )
+        try:
+            self.connection.ensure_connection(max_retries=1, timeout=self.timeout)  # type: ignore[arg-type]
+            return {queue: self._message_count(queue) for queue in queues}
+        except errors as exc:
+            self._reset()
+            raise PublishError(f"broker did not answer the queues' lengths: {exc}") from exc
+
+    def _message_count(self, queue: str) -> int:
+        channel: Any = self.connection.channel()
+        try:
+            return int(channel.queue_declare(queue=queue, passive=True).message_count)
+        except self.connection.channel_errors:
+            return 0  # NOT_FOUND: no such queue yet (the refusal closed the channel)
+        except NotImplementedError:
+            return 0  # a transport without passive declares (the filesystem broker): unbounded
+        finally:
+            close_quietly(channel)
 
     def _producer(self) -> Any:
         if self.producer is None:

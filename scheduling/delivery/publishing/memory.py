@@ -25,5 +25,9 @@ class MemoryPublisher:
         self.published.extend(batch)
         return {}
 
+    def backlog(self, queues: Sequence[str]) -> dict[str, int]:
+        """What this publisher holds for each queue: nothing consumes it until a run takes it."""
+        return {queue: sum(p.queue == queue for p in self.published) for queue in queues}
+
     def close(self) -> None:
         self.published.clear()

@@ -102,6 +102,21 @@ class RedisBatchPublisher:
             for index in indexes
         }
 
+    def backlog(self, queues: Sequence[str]) -> dict[str, int]:
+        pipeline = self.client.pipeline(transaction=False)
+        for queue in queues:
+            pipeline.llen(self.key_prefix + queue)
+        try:
+            lengths = pipeline.execute(raise_on_error=False)
+        except redis.RedisError as exc:
+            raise PublishError(f"broker did not answer the queues' lengths: {exc}") from exc
+        # A key of another type (WRONGTYPE) holds no message of ours: publishing there fails
+        # that queue's rows on its own.
+        return {
+            queue: length if isinstance(length, int) else 0
+            for queue, length in zip(queues, lengths, strict=True)
+        }
+
     def close(self) -> None:
         self.client.close()
 

@@ -97,14 +97,24 @@ def check_task_callback(callback: dict[str, Any], *, known_task: bool) -> dict[s
 
 def check_not_a_handler(task: str) -> None:
     """A scheduled model's handler takes that model's events only (handle_once refuses any
-    other): the events of a job's or a schedule's callback would fail on every delivery."""
-    model = handler_models().get(task)
+    other): the events of a job's or a schedule's callback would fail on every delivery. Its
+    handler_task, and any task built on EventHandlerTask (a single-event handler kept beside
+    a batched one, say)."""
+    model = handler_models().get(task) or (
+        "a scheduled model's" if is_event_handler_task(task) else None
+    )
     if model is not None:
         raise TargetError(
             "callback",
             f"task: {task!r} handles {model} events only, and a callback sends its own; enter "
             "a task of your own (registered, or declared in SCHEDULING_EXTERNAL_TASKS).",
         )
+
+
+def is_event_handler_task(task: str) -> bool:
+    """A task of this project's Celery app built on EventHandlerTask (scheduling.delivery.tasks)."""
+    _discover_tasks()
+    return bool(getattr(current_app.tasks.get(task), "handles_scheduled_events", False))
 
 
 def check_not_a_model_queue(queue: str) -> None:
@@ -125,7 +135,7 @@ def handler_models() -> dict[str, str]:
         scheduled_models,  # the registry needs the app registry ready
     )
 
-    return {m.handler_task: m._meta.label for m in scheduled_models() if m.handler_task}
+    return {m.get_handler_task(): m._meta.label for m in scheduled_models() if m.handler_task}
 
 
 def model_queues() -> dict[str, str]:
@@ -172,7 +182,9 @@ def registered_tasks() -> list[str]:
     return sorted(
         name
         for name in current_app.tasks
-        if not name.startswith(INTERNAL_TASK_PREFIXES) and name not in handlers
+        if not name.startswith(INTERNAL_TASK_PREFIXES)
+        and name not in handlers
+        and not is_event_handler_task(name)
     )
 
 

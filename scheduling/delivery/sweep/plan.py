@@ -16,8 +16,9 @@ from typing import Any
 from django.utils import timezone
 
 from scheduling.delivery.publishing import PreparedMessage, Publisher
+from scheduling.delivery.sweep.backlog import room_on
 from scheduling.rows.models import ScheduledEvent
-from scheduling.rows.outgoing import OutgoingTask
+from scheduling.rows.outgoing import OutgoingJson, OutgoingTask
 from scheduling.time.times import iso_utc
 
 
@@ -28,6 +29,9 @@ class BatchPlan:
     publish: list[tuple[ScheduledEvent, PreparedMessage]] = field(default_factory=list)
     expired: list[ScheduledEvent] = field(default_factory=list)
     poisoned: list[tuple[ScheduledEvent, str]] = field(default_factory=list)
+    # Rows for a plain-JSON queue already full (sweep/backlog), and those queues' room.
+    held: list[ScheduledEvent] = field(default_factory=list)
+    full: dict[str, int] = field(default_factory=dict)
 
     def messages(self) -> list[PreparedMessage]:
         """The messages to publish, once each, in order."""
@@ -61,6 +65,7 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
     model = type(rows[0])
     in_batches = model.handler_batch_size > 0  # read once: this loop is the sweep's per-row path
     batched: list[tuple[ScheduledEvent, dict[str, Any]]] = []
+    to_queues: list[tuple[ScheduledEvent, OutgoingJson]] = []
     for row in rows:
         deadline = row.expires_at()
         if deadline is not None and cutoff > deadline:
@@ -69,13 +74,35 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
         try:
             if in_batches:
                 batched.append((row, row.to_event(published_at)))
+            elif isinstance(message := row.to_message(published_at), OutgoingJson):
+                to_queues.append((row, message))  # prepared once its queue has room
             else:
-                plan.publish.append((row, publisher.prepare(row.to_message(published_at))))
+                plan.publish.append((row, publisher.prepare(message)))
         except Exception as exc:  # a row that cannot be serialised must not hold up the rest
             plan.poisoned.append((row, failure(exc)))
     if batched:
         add_batch_messages(plan, model, batched, publisher)
+    if to_queues:
+        add_queue_messages(plan, to_queues, publisher)
     return plan
+
+
+def add_queue_messages(
+    plan: BatchPlan, messages: list[tuple[ScheduledEvent, OutgoingJson]], publisher: Publisher
+) -> None:
+    """Plain JSON for named queues, as many as each queue's backlog bound lets in; the rest
+    held (sweep/backlog)."""
+    room = room_on(publisher, {message.queue for _, message in messages})
+    for row, message in messages:
+        if room[message.queue] <= 0:
+            plan.held.append(row)
+            plan.full[message.queue] = room[message.queue]
+            continue
+        try:
+            plan.publish.append((row, publisher.prepare(message)))
+            room[message.queue] -= 1
+        except Exception as exc:
+            plan.poisoned.append((row, failure(exc)))
 
 
 def add_batch_messages(

@@ -24,6 +24,7 @@ class BatchResult:
     expired: int = 0
     failed: int = 0
     retrying: int = 0
+    held: int = 0  # kept pending: their plain-JSON queue was full (sweep/backlog)
     error: str = ""
     set_aside: list[int] = field(default_factory=list)  # failed or retrying rows
 
@@ -35,6 +36,7 @@ class SweepResult:
     expired: int = 0
     failed: int = 0
     retrying: int = 0
+    held: int = 0
     batches: int = 0
     locked_out: bool = False
     drained: bool = False  # the last batch was not full: nothing else was due
@@ -48,4 +50,5 @@ class SweepResult:
         self.expired += batch.expired
         self.failed += batch.failed
         self.retrying += batch.retrying
+        self.held += batch.held
         self.error = batch.error

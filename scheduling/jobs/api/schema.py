@@ -13,8 +13,11 @@ from drf_spectacular.utils import (
 
 from scheduling.jobs.api.filters import FILTER_HELP
 from scheduling.jobs.api.serializers import (
+    LIST_SCHEDULES,
+    MAX_LIST_LIMIT,
     JobBulkCancelSerializer,
     JobBulkRescheduleSerializer,
+    JobListSerializer,
     JobPatchSerializer,
     JobPostSerializer,
     JobPutSerializer,
@@ -56,13 +59,15 @@ NOT_FOUND = OpenApiResponse(description="No job has this key.")
 READING = {
     "list": extend_schema(
         summary="List jobs, filtered by labels, payload fields and run status",
-        description=FILTER_HELP,
+        description=f"Each job with its next {LIST_SCHEDULES} pending instants and its runs "
+        f"counted by status (`run_counts`); its own URL has the runs. At most {MAX_LIST_LIMIT} "
+        "jobs a page (a larger `limit` is capped). " + FILTER_HELP,
         parameters=[
             OpenApiParameter("status", str, many=True, enum=Status.values),
             OpenApiParameter("key", str, many=True, description="Exact keys."),
             OpenApiParameter("key_prefix", str, description="Keys starting with this."),
         ],
-        responses={200: JobSerializer(many=True), 400: BAD_REQUEST},
+        responses={200: JobListSerializer(many=True), 400: BAD_REQUEST},
     ),
     "retrieve": extend_schema(
         summary="A job with its runs",

@@ -25,10 +25,22 @@ from scheduling.ops.api.serializers import (
     ScheduledEventSerializer,
     StrictDateTimeField,
 )
+from scheduling.rows.states import Status
 from scheduling.time.times import iso_utc
 
 # A job's answer lists its pending runs and this many of its latest other runs.
 RUN_HISTORY = 50
+# A job in the list shows this many of its next pending instants and its runs counted by
+# status, so a page costs the same whatever its jobs hold; the job's own URL has all of them.
+LIST_SCHEDULES = 10
+# Jobs a list page holds at most (`?limit=` above it is capped): each carries its payload.
+MAX_LIST_LIMIT = 100
+RUN_COUNTS_SCHEMA = {
+    "type": "object",
+    "properties": {status: {"type": "integer"} for status in Status.values},
+    "required": list(Status.values),
+    "example": {status: 0 for status in Status.values} | {"pending": 6, "delivered": 2},
+}
 
 
 class StrictSerializer(serializers.Serializer):
@@ -119,6 +131,37 @@ class JobSerializer(serializers.ModelSerializer):
         runs = [*job.pending_runs, *job.recent_runs]  # type: ignore[attr-defined]
         runs.sort(key=lambda run: (run.due_at, run.pk))
         return JobRunSerializer(runs, many=True, context=self.context).data
+
+
+class JobListSerializer(JobSerializer):
+    """A job in the list: its next pending instants and its runs counted, not every run."""
+
+    schedules = serializers.SerializerMethodField(
+        help_text=f"The next {LIST_SCHEDULES} instants of the pending runs (all of them at the "
+        "job's own URL)."
+    )
+    run_counts = serializers.SerializerMethodField(
+        help_text="The job's runs by status, every status named (0 when none)."
+    )
+
+    class Meta(JobSerializer.Meta):
+        fields: tuple[str, ...] = ("key", "callback", "payload", "labels", "schedules")
+        fields = (*fields, "run_counts", "created_at", "updated_at")
+
+    @extend_schema_field(
+        {
+            "type": "array",
+            "maxItems": LIST_SCHEDULES,
+            "items": {"type": "string", "format": "date-time"},
+        }
+    )
+    def get_schedules(self, job: Job) -> list[str]:
+        return [iso_utc(run.due_at) for run in job.next_runs]  # type: ignore[attr-defined]
+
+    @extend_schema_field(RUN_COUNTS_SCHEMA)
+    def get_run_counts(self, job: Job) -> dict[str, int]:
+        counted: dict[str, int] = job.run_counts  # type: ignore[attr-defined]
+        return {status: counted.get(status, 0) for status in Status.values}
 
 
 BULK_FILTER_HELP = (

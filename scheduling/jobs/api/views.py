@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 from rest_framework import serializers, viewsets
 from rest_framework.request import Request
@@ -18,9 +18,12 @@ from rest_framework.response import Response
 from scheduling.jobs.api.filters import NOT_FILTERS, parse_bulk_filter, parse_job_filter
 from scheduling.jobs.api.schema import documented
 from scheduling.jobs.api.serializers import (
+    LIST_SCHEDULES,
+    MAX_LIST_LIMIT,
     RUN_HISTORY,
     JobBulkCancelSerializer,
     JobBulkRescheduleSerializer,
+    JobListSerializer,
     JobPatchSerializer,
     JobPostSerializer,
     JobPutSerializer,
@@ -39,12 +42,18 @@ from scheduling.jobs.services import (
     job_reschedule_many,
 )
 from scheduling.ops.api.defaults import FrameworkViewDefaults
+from scheduling.ops.api.pagination import BoundedLimitOffsetPagination
 from scheduling.ops.api.parsers import JSONParser
-from scheduling.ops.api.throttles import JobWriteThrottle
+from scheduling.ops.api.throttles import JobListThrottle, JobWriteThrottle
 from scheduling.ops.api.views import BulkActions, ModelViewPermission, validated
 from scheduling.rows.states import Status
 
 T = TypeVar("T")
+
+
+class JobListPagination(BoundedLimitOffsetPagination):
+    default_limit = MAX_LIST_LIMIT
+    max_limit = MAX_LIST_LIMIT
 
 
 class JobPermission(ModelViewPermission):
@@ -63,7 +72,8 @@ class JobViewSet(BulkActions, FrameworkViewDefaults, viewsets.GenericViewSet):
     queryset = Job.objects.all()
     serializer_class = JobSerializer
     permission_classes = [JobPermission]
-    throttle_classes = [JobWriteThrottle]
+    throttle_classes = [JobWriteThrottle, JobListThrottle]
+    pagination_class = JobListPagination
     parser_classes = [JSONParser]
     filter_backends: list[Any] = []
     lookup_field = "key"
@@ -77,10 +87,10 @@ class JobViewSet(BulkActions, FrameworkViewDefaults, viewsets.GenericViewSet):
 
     def list(self, request: Request) -> Response:
         params = {k: v for k, v in request.query_params.lists() if k not in NOT_FILTERS}
-        jobs = with_runs(parse_job_filter(params).jobs())
-        page = self.paginate_queryset(jobs)
+        jobs = with_next_runs(parse_job_filter(params).jobs())
+        page = with_run_counts(self.paginate_queryset(jobs) or [])
         return self.get_paginated_response(
-            JobSerializer(page, many=True, context=self.get_serializer_context()).data
+            JobListSerializer(page, many=True, context=self.get_serializer_context()).data
         )
 
     def retrieve(self, request: Request, key: str) -> Response:
@@ -92,14 +102,14 @@ class JobViewSet(BulkActions, FrameworkViewDefaults, viewsets.GenericViewSet):
 
     def create(self, request: Request) -> Response:
         body = validated(JobPostSerializer, request)
-        job, created = service_call(job_put, **body)
+        job, created = service_call(job_put, owner_id=request.user.pk, **body)
         # Keys are URL-safe (KEY_PATTERN): the job's own URL is this one plus the key.
         headers = {"Location": request.build_absolute_uri(f"{request.path}{job.key}/")}
         return Response(self.job_data(job.key), status=201 if created else 200, headers=headers)
 
     def update(self, request: Request, key: str) -> Response:
         body = validated(JobPutSerializer, request)
-        job, created = service_call(job_put, key=checked_key(key), **body)
+        job, created = service_call(job_put, key=checked_key(key), owner_id=request.user.pk, **body)
         return Response(self.job_data(job.key), status=201 if created else 200)
 
     def partial_update(self, request: Request, key: str) -> Response:
@@ -153,6 +163,25 @@ def with_runs(jobs: QuerySet[Job]) -> QuerySet[Job]:
         Prefetch("runs", queryset=pending, to_attr="pending_runs"),
         Prefetch("runs", queryset=others[:RUN_HISTORY], to_attr="recent_runs"),
     ).order_by("key")
+
+
+def with_next_runs(jobs: QuerySet[Job]) -> QuerySet[Job]:
+    """Prefetches each job's LIST_SCHEDULES next pending runs (one query for the page)."""
+    pending = ScheduledJobRun.objects.filter(status=Status.PENDING).order_by("due_at", "pk")
+    return jobs.prefetch_related(
+        Prefetch("runs", queryset=pending[:LIST_SCHEDULES], to_attr="next_runs")
+    ).order_by("key")
+
+
+def with_run_counts(jobs: list[Job]) -> list[Job]:
+    """Sets each job's `run_counts` ({status: runs}), one grouped query for the page."""
+    counts: dict[int, dict[str, int]] = {job.pk: {} for job in jobs}
+    grouped = ScheduledJobRun.objects.filter(job__in=list(counts)).values("job", "status")
+    for row in grouped.annotate(runs=Count("pk")).order_by():
+        counts[row["job"]][row["status"]] = row["runs"]
+    for job in jobs:
+        job.run_counts = counts[job.pk]  # type: ignore[attr-defined]
+    return jobs
 
 
 def existing_key(key: str) -> str:

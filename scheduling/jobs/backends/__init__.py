@@ -1,5 +1,8 @@
 """A django.tasks backend whose tasks are keyed jobs: `TASKS = {"default": {"BACKEND":
 "scheduling.jobs.backends.SchedulingBackend"}}`, with `scheduling.jobs` installed (docs/django-tasks.md).
+
+`task` is django.tasks' decorator wherever this Django has it (`django.tasks` on Django 6, the
+`django_tasks` backport on 5.2), for code that runs on both.
 """
 
 from django.apps import apps
@@ -13,5 +16,6 @@ if not apps.is_installed("scheduling.jobs"):
     )
 
 from scheduling.jobs.backends.backend import SchedulingBackend
+from scheduling.rows.djangotasks import task
 
-__all__ = ["SchedulingBackend"]
+__all__ = ["SchedulingBackend", "task"]

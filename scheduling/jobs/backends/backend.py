@@ -12,6 +12,7 @@ from celery import current_app
 from django.utils import timezone
 
 from scheduling.delivery.publishing.targets import CallbackType, TargetError, check_queue_name
+from scheduling.jobs.backends.known import remember
 from scheduling.jobs.backends.results import job_key, read_result
 from scheduling.jobs.models import Job, ScheduledJobRun
 from scheduling.jobs.services import JobError, check_labels, check_payload
@@ -43,6 +44,7 @@ class SchedulingBackend(djangotasks.BaseTaskBackend):
         if task.priority != 0:
             raise djangotasks.InvalidTask(PRIORITY_REFUSED.format(priority=task.priority))
         super().validate_task(task)
+        remember(task)  # django.tasks validates each Task as it is defined: the worker's lookup
 
     def enqueue(self, task: Any, args: Any, kwargs: Any) -> Any:
         self.validate_task(task)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.module_loading import import_string
-
+from scheduling.jobs.backends.known import check_our_backend, defined_task
 from scheduling.jobs.models import Job, ScheduledJobRun, TaskOutcome
 from scheduling.rows import djangotasks
 from scheduling.rows.states import Status
@@ -56,9 +55,11 @@ def task_result(job: Job, run: ScheduledJobRun, outcome: TaskOutcome | None) -> 
 
 
 def stored_task(job: Job) -> Any:
-    """The task as it was enqueued: the module's @task, with the queue and backend it had."""
-    task = import_string(job.labels["task"])
-    return task.using(queue_name=job.labels["queue_name"], backend=job.labels["backend"])
+    """The task as it was enqueued: the @task the code defines at the stored path (never an
+    import of it), with the queue and backend it had; UnknownTask for any other name."""
+    labels = job.labels
+    backend = check_our_backend(labels.get("backend"))
+    return defined_task(labels.get("task")).using(queue_name=labels["queue_name"], backend=backend)
 
 
 def finished_at(run: ScheduledJobRun) -> Any:

@@ -163,6 +163,9 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
     # the rest of the admin calls "Handled" or "Awaiting handling".
     list_filter: ClassVar[Any] = (LifecycleFilter,)
     date_hierarchy = "due_at"
+    # A search or a filter shows "N results" without counting the whole table beside it (a scan
+    # of every row).
+    show_full_result_count = False
     # Adds a "Needs attention" link (the page of failed rows of every model) to the list.
     change_list_template = "admin/scheduling/change_list.html"
     readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS

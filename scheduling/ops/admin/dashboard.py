@@ -30,6 +30,7 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from scheduling.delivery import metrics
+from scheduling.ops import health
 from scheduling.ops.admin.alarms import Backlog, expected_backlog, model_alarms
 from scheduling.ops.admin.views import prepend_urls
 from scheduling.rows.databases import redis_client_for_locks
@@ -95,11 +96,13 @@ def dashboard_payload(
     request: HttpRequest, site: admin.AdminSite, *, now: datetime | None = None
 ) -> dict[str, Any]:
     now = now or timezone.now()
-    models = [
-        model_figures(model, site, now)
+    shown = [
+        model
         for model in scheduled_models()
         if site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
     ]
+    ages = sweep_ages(shown, now)
+    models = [model_figures(model, site, now, age) for model, age in zip(shown, ages, strict=True)]
     models.sort(key=busiest_first)
     return {
         "generated_at": now.isoformat(),
@@ -123,7 +126,10 @@ def counters_missing() -> str:
     )
 
 
-def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datetime) -> dict:
+def model_figures(
+    model: type[ScheduledEvent], site: admin.AdminSite, now: datetime, sweep_age: float | None
+) -> dict:
+    """`sweep_age`: seconds since the model's last sweep (None: unknown, or never)."""
     opts = model._meta
     snapshot = metrics.snapshot(model)
     day = metrics.recent_minutes(opts.label_lower, DAY, now=now)
@@ -134,6 +140,7 @@ def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datet
     awaits = model.get_awaits_handling()
     alarms = model_alarms(model.objects.all(), snapshot, now)
     backlog = expected_backlog(model, metrics.due_rows(model, snapshot.due_now), hour, now)
+    unswept = sweep_age is not None and sweep_age > health.max_sweep_age()
     return {
         "model": opts.label_lower,
         "label": f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
@@ -145,7 +152,9 @@ def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datet
         "awaiting_handling": snapshot.awaiting_handling if awaits else None,
         "late": alarms.late_seconds is not None,
         "not_handled_in_time": alarms.not_handled,
-        "alarms": alarms.labels,
+        "seconds_since_last_sweep": None if sweep_age is None else round(sweep_age, 1),
+        "not_swept": unswept,
+        "alarms": alarms.labels + ([sweep_alarm(sweep_age)] if unswept else []),
         "backlog": backlog_figures(backlog),
         "last_hour": totals(hour),
         "last_day": totals(day),
@@ -157,6 +166,16 @@ def model_figures(model: type[ScheduledEvent], site: admin.AdminSite, now: datet
             "awaiting_handling": f"{changelist}?lifecycle=awaiting_handling",
         },
     }
+
+
+def sweep_alarm(seconds: float | None) -> str:
+    return f"Not swept: {health.no_sweep_text(seconds or 0.0)}"
+
+
+def sweep_ages(models: Sequence[type[ScheduledEvent]], now: datetime) -> list[float | None]:
+    """Seconds since each model's last sweep; None each where the store cannot tell."""
+    ages = metrics.last_sweep_ages([m._meta.label_lower for m in models], now=now.timestamp())
+    return ages or [None] * len(models)
 
 
 def backlog_figures(backlog: Backlog) -> dict[str, Any]:

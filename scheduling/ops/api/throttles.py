@@ -1,6 +1,7 @@
 """Budgets per user, each at a SCHEDULING_*_THROTTLE_RATE: `bulk` (every bulk reschedule,
 cancel or retry), `schedule_writes` (creating, editing, deleting and triggering recurring
-schedules) and `job_writes` (PUT, POST, PATCH and DELETE of keyed jobs)."""
+schedules), `job_writes` (PUT, POST, PATCH and DELETE of keyed jobs) and `job_lists` (GET of
+the keyed jobs' list)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,14 @@ class ScheduleWriteThrottle(WriteRateThrottle):
 class JobWriteThrottle(WriteRateThrottle):
     scope = "job_writes"
     rate_setting = "job_write_throttle_rate"
+
+
+class JobListThrottle(SettingRateThrottle):
+    """Counts the list's GETs only: a page may carry a hundred payloads."""
+
+    scope = "job_lists"
+    rate_setting = "job_list_throttle_rate"
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        listing = request.method == "GET" and getattr(view, "action", None) == "list"
+        return not listing or super().allow_request(request, view)

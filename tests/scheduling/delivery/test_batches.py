@@ -4,7 +4,7 @@ handled once (or at most once), a row's failure recorded on that row alone."""
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -73,7 +73,10 @@ def test_the_sweep_publishes_one_message_per_batch_of_rows(batched, broker):
     assert set(first) == {"id", "type", "model", "pk", "version", "due_at", "published_at", "data"}
 
 
-def test_a_batch_is_locked_in_one_statement_and_marked_handled_in_one(batched, broker):
+def test_a_batch_is_read_in_one_statement_and_each_row_taken_and_marked_in_one(batched, broker):
+    # Before issue 40 the rows stayed locked from that read to one mark of them all, across
+    # every effect; now the read commits at once and each row is locked, re-checked and marked
+    # handled by one UPDATE in a transaction of its own, with its effect.
     make_due_pings(BATCH, model=batched)
     sweep(batched)
     (events,) = published_batches(broker)
@@ -84,9 +87,34 @@ def test_a_batch_is_locked_in_one_statement_and_marked_handled_in_one(batched, b
     sql = [query["sql"] for query in queries.captured_queries]
     assert len([s for s in sql if "FOR UPDATE" in s]) == 1
     marks = [s for s in sql if s.startswith("UPDATE") and "handled_at" in s]
-    assert len(marks) == 1
+    assert len(marks) == BATCH
+    assert all("version = 1" in mark and "handled_at IS NULL" in mark for mark in marks)
     assert batched.objects.filter(handled_at__isnull=False).count() == BATCH
     assert PingEffect.objects.count() == BATCH
+
+
+def test_rows_cancelled_moved_or_handled_while_the_batch_runs_are_skipped(batched, broker):
+    pks = make_due_pings(4, model=batched)
+    sweep(batched)
+    (events,) = published_batches(broker)
+    ran = []
+
+    def effect(row):
+        ran.append(row.pk)
+        if row.pk == pks[0]:  # while the first row's effect runs
+            batched.objects.filter(pk=pks[1]).update(status=Status.CANCELLED)
+            batched.objects.filter(pk=pks[2]).update(status=Status.PENDING, version=2)  # moved
+            batched.objects.filter(pk=pks[3]).update(handled_at=timezone.now())  # a duplicate
+
+    with handle_batch(events, batched) as batch:
+        assert len(batch.rows) == 4
+        done = batch.each(effect)
+
+    assert ran == [pks[0]]
+    assert list(done) == [pks[0]]
+    rows = batched.objects.in_bulk(pks)
+    assert (rows[pks[1]].status, rows[pks[1]].handled_at) == (Status.CANCELLED, None)
+    assert (rows[pks[2]].version, rows[pks[2]].handled_at) == (2, None)  # not marked after all
 
 
 def test_a_duplicate_of_a_batch_message_changes_nothing(batched, broker):
@@ -309,4 +337,39 @@ def test_a_lost_batch_message_is_published_again_after_the_handling_timeout(
     assert (result.requeued, result.delivered) == (3, 3)
     (events,) = published_batches(broker)
     assert handle_ping_batch(events) == "handled 3 of 3"
+    assert batched.objects.filter(handled_at__isnull=True).count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_row_of_the_batch_is_locked_beyond_the_one_whose_effect_runs(batched, broker):
+    """What a cancel or reschedule from another connection meets while a batch runs: only the
+    row under way is locked (NOWAIT fails on it alone); the rows done and to come are free."""
+    pks = make_due_pings(4, model=batched)
+    sweep(batched)
+    (events,) = published_batches(broker)
+    table = batched._meta.db_table
+    other = connections.create_connection(DEFAULT_DB_ALIAS)
+    locked_seen = {}
+
+    def lockable(pk):
+        with other.cursor() as cursor:
+            try:
+                cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE NOWAIT", [pk])
+                return True
+            except OperationalError:  # lock not available
+                return False
+            finally:
+                other.rollback()
+
+    def effect(row):
+        locked_seen[row.pk] = [pk for pk in pks if not lockable(pk)]
+
+    try:
+        other.set_autocommit(False)
+        with handle_batch(events, batched) as batch:
+            batch.each(effect)
+    finally:
+        other.close()
+
+    assert locked_seen == {pk: [pk] for pk in pks}
     assert batched.objects.filter(handled_at__isnull=True).count() == 0

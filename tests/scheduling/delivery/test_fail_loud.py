@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-LINE = "SCHEDULING_BATCH_SIZE='lots' is not valid: expected an integer >= 1."
+LINE = "SCHEDULING_BATCH_SIZE='lots' is not valid: expected an integer from 1 to 100,000."
 BAD_SETTING = {
     "PATH": "/usr/bin:/bin",
     "DJANGO_SETTINGS_MODULE": "project.settings",

@@ -38,6 +38,17 @@ def test_a_claim_takes_exactly_the_rows_awaiting_handling(ping_model, rows):
     assert not any(statements.claim(row.pk, row.version + 1) for row in rows)  # another version
 
 
+def test_a_batch_row_is_taken_and_marked_handled_exactly_when_awaiting_handling(ping_model, rows):
+    awaiting = set(ping_model.objects.filter(awaiting_handling_q()).values_list("pk", flat=True))
+    statements = statements_for(ping_model)
+
+    assert not any(statements.mark_handled_if_awaiting(row.pk, row.version + 1) for row in rows)
+    taken = {row.pk for row in rows if statements.mark_handled_if_awaiting(row.pk, row.version)}
+
+    assert taken == awaiting
+    assert ping_model.objects.filter(pk__in=awaiting, handled_at__gt=NOW).count() == len(awaiting)
+
+
 def test_the_claimed_row_is_found_and_marked_exactly_when_in_flight(ping_model, rows):
     in_flight = set(ping_model.objects.filter(in_flight_q()).values_list("pk", flat=True))
     statements = statements_for(ping_model)

@@ -512,12 +512,35 @@ def test_a_job_answers_its_pending_runs_and_its_50_latest_others(api):
         for n in range(60)
     )
 
-    for body in (api.get(f"{JOBS}k/").json(), api.get(JOBS).json()["results"][0]):
-        runs = body["runs"]
-        assert len(runs) == 51
-        assert runs[-1]["due_at"] == T2
-        assert runs[0]["due_at"] == (start + timedelta(hours=10)).isoformat().replace("+00:00", "Z")
-        assert body["schedules"] == [T2]
+    body = api.get(f"{JOBS}k/").json()
+    runs = body["runs"]
+    assert len(runs) == 51
+    assert runs[-1]["due_at"] == T2
+    assert runs[0]["due_at"] == (start + timedelta(hours=10)).isoformat().replace("+00:00", "Z")
+    assert body["schedules"] == [T2]
+
+
+def test_the_list_shows_each_jobs_next_ten_instants_and_its_runs_counted(api):
+    instants = [(at(T2) + timedelta(minutes=n)).isoformat() for n in range(25)]
+    put_job(api, "k", schedules=instants)
+    ScheduledJobRun.objects.bulk_create(
+        ScheduledJobRun(job=job("k"), due_at=at(T1) - timedelta(hours=n), status=Status.CANCELLED)
+        for n in range(1, 4)
+    )
+
+    (listed,) = api.get(JOBS).json()["results"]
+
+    assert "runs" not in listed
+    assert listed["schedules"] == [
+        (at(T2) + timedelta(minutes=n)).isoformat().replace("+00:00", "Z") for n in range(10)
+    ]
+    assert listed["run_counts"] == {
+        "pending": 25,
+        "delivered": 0,
+        "cancelled": 3,
+        "expired": 0,
+        "failed": 0,
+    }
 
 
 def test_the_list_limit_is_capped(api, three_jobs, monkeypatch):
@@ -526,6 +549,16 @@ def test_the_list_limit_is_capped(api, three_jobs, monkeypatch):
     monkeypatch.setattr(JobViewSet.pagination_class, "max_limit", 2)
 
     assert len(api.get(f"{JOBS}?limit=1000").json()["results"]) == 2
+
+
+def test_the_list_holds_at_most_100_jobs_a_page(api):
+    Job.objects.bulk_create(
+        Job(key=f"many-{n:03d}", callback={"type": "queue", "queue": "q"}) for n in range(101)
+    )
+
+    answer = api.get(f"{JOBS}?limit=1000").json()
+
+    assert (answer["count"], len(answer["results"])) == (101, 100)
 
 
 def test_the_status_filter_has_an_index():
@@ -548,7 +581,8 @@ def test_an_expired_instant_put_again_is_pending_again(api):
 
 
 def test_a_bulk_shift_that_would_carry_runs_out_of_range_is_a_400_naming_shift(api):
-    put_job(api, "early", schedules=["1970-01-02T00:00:00Z"])
+    put_job(api, "early", schedules=[T1])
+    job("early").runs.update(due_at=datetime(1970, 1, 2, tzinfo=UTC))  # past any PUT's bound
 
     response = api.post(
         f"{JOBS}reschedule/", {"filter": {"key": ["early"]}, "shift": "-P2D"}, format="json"

@@ -215,7 +215,7 @@ def test_a_stalled_worker_shows_in_alarm_on_the_dashboard_and_needs_attention(
     assert "Stalled: 3 rows not handled within 600 s" in ping_labels
     assert ping_backlog == "no progress"
     assert re.fullmatch(r"done in ~\d+ min \(at \d\d:\d\d\)", once_backlog), once_backlog
-    assert "1 model late or not handled in time" in banner
+    assert "1 model late, not swept or not handled in time" in banner
     assert "Scheduled pings" in late
     assert re.search(r"\b3\d\d s\b", late), late  # five minutes and some
     assert "Scheduled pings" in not_handled

@@ -35,6 +35,9 @@ class GatedPublisher:
         assert self.gate.wait(30)
         return self.inner.publish(batch)
 
+    def backlog(self, queues: Sequence[str]) -> dict[str, int]:
+        return self.inner.backlog(queues)
+
     def close(self) -> None:
         self.inner.close()
 

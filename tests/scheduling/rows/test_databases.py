@@ -33,8 +33,12 @@ URL = "/api/events/remoteapp/scheduledreminder/"
 
 
 def reminder(name: str = "ada", *, ago: timedelta = timedelta(minutes=1)) -> ScheduledReminder:
+    """A reminder scheduled an hour ahead of its due time (so it is late from its due time, not
+    from its creation)."""
     account = Account.objects.create(name=name)
-    return ScheduledReminder.objects.create(account=account, due_at=timezone.now() - ago)
+    row = ScheduledReminder.objects.create(account=account, due_at=timezone.now() - ago)
+    ScheduledReminder.objects.filter(pk=row.pk).update(created_at=row.due_at - timedelta(hours=1))
+    return row
 
 
 def history_on(alias: str, row: ScheduledReminder) -> list[str]:
