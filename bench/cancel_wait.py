@@ -122,7 +122,7 @@ def start_batches(batches: list[list[dict[str, Any]]]) -> tuple[threading.Thread
     from django.db import connection
 
     from scheduling.delivery import metrics
-    from trainings.tasks import send_training_reminders
+    from trainings.tasks import send_training_reminder
 
     took = [0.0]
 
@@ -131,7 +131,7 @@ def start_batches(batches: list[list[dict[str, Any]]]) -> tuple[threading.Thread
         try:
             with metrics.not_recorded():
                 for events in batches:
-                    send_training_reminders(events)
+                    send_training_reminder(events)
         finally:
             took[0] = time.monotonic() - started
             connection.close()

@@ -98,7 +98,7 @@ class ScheduledPurchase(ScheduledEvent):
         Track, on_delete=models.CASCADE, null=True, blank=True, related_name="scheduled"
     )
 
-    handler_task = "purchases.send_fulfillment_emails"
+    handler_task = "purchases.send_fulfillment_email"
     # Emails a handler sends over one SMTP connection (purchases.tasks).
     handler_batch_size = 100
     queue = "purchases"

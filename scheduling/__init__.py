@@ -27,8 +27,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scheduling.delivery.handlers import handler
     from scheduling.delivery.handling.batches import handle_batch
-    from scheduling.delivery.handling.once import effect_begins, handle_once
+    from scheduling.delivery.handling.once import RetryLater, effect_begins, handle_once
     from scheduling.delivery.handling.signals import event_failed, event_gave_up
     from scheduling.delivery.tasks import EventHandlerTask
     from scheduling.delivery.testing import assert_scheduled, run_due, scheduled
@@ -55,6 +56,7 @@ PUBLIC = {
     "PartitionByDueTime": "scheduling.rows.partitions.operations",
     "ReplicaReadsMiddleware": "scheduling.rows.replicas",
     "ReplicaRouter": "scheduling.rows.replicas",
+    "RetryLater": "scheduling.delivery.handling.once",
     "ScheduledEvent": "scheduling.rows.models",
     "ScheduledEventAdmin": "scheduling.ops.admin",
     "ScheduledEventInline": "scheduling.ops.admin",
@@ -68,6 +70,7 @@ PUBLIC = {
     "extensions": "scheduling.rows.extensions",
     "handle_batch": "scheduling.delivery.handling.batches",
     "handle_once": "scheduling.delivery.handling.once",
+    "handler": "scheduling.delivery.handlers",
     "older_than_done_retention": "scheduling.rows.retention",
     "require_aware": "scheduling.time.times",
     "storable_utc": "scheduling.time.times",
@@ -84,6 +87,7 @@ __all__ = [
     "PartitionByDueTime",
     "ReplicaReadsMiddleware",
     "ReplicaRouter",
+    "RetryLater",
     "ScheduledEvent",
     "ScheduledEventAdmin",
     "ScheduledEventInline",
@@ -97,6 +101,7 @@ __all__ = [
     "extensions",
     "handle_batch",
     "handle_once",
+    "handler",
     "older_than_done_retention",
     "reads_primary",
     "require_aware",

@@ -212,7 +212,7 @@ class ScheduledTrainingNotification(ScheduledEvent):
     kind = models.CharField(max_length=32, choices=NotificationKind.choices)
     offset = models.DurationField(help_text="Signed: from the start (pre, invitation) or end.")
 
-    handler_task = "trainings.send_training_reminders"
+    handler_task = "trainings.send_training_reminder"
     handler_batch_size = 100  # reminders a handler takes at once (trainings.tasks)
     queue = "trainings"
     related_for_event = ("training",)

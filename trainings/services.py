@@ -2,7 +2,7 @@
 reminders in step with the training."""
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -18,7 +18,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.expressions import ExpressionWrapper
-from django.db.models.functions import Coalesce, Now
+from django.db.models.functions import Now
 from django.db.models.lookups import GreaterThan
 from django.utils import timezone
 
@@ -181,24 +181,6 @@ def reminder_send(
         [Push(player, training, notification.kind, title, body, event_id) for player in players]
     )
     return len(players)
-
-
-def reminder_postpone(*, pk: int, version: int, not_before: datetime) -> int:
-    """After a failed try whose push service asked to wait (Retry-After): the next try is due
-    no earlier than `not_before`, capped at the model's retry_backoff_max
-    (SCHEDULING_RETRY_BACKOFF_MAX) from now.
-
-    One UPDATE of the pending row the failure left, same version: the retry keeps its event
-    id, so players already sent to are not sent again. A sweep that took the row meanwhile
-    (its backoff was shorter than this UPDATE's round trip) wins: nothing changes.
-    """
-    cap = timezone.now() + timedelta(seconds=ScheduledTrainingNotification.get_retry_backoff_max())
-    at = min(not_before, cap)
-    return ScheduledTrainingNotification.objects.filter(
-        pk=pk, version=version, status=Status.PENDING, due_at__lt=at
-    ).update(
-        business_due_at=Coalesce(F("business_due_at"), F("due_at")), due_at=at, updated_at=Now()
-    )
 
 
 def recipients(*, training: Training, kind: str) -> QuerySet[Player]:

@@ -81,6 +81,15 @@ def backoff_ceiling(attempts: int, model: Any) -> float:
     return min(_within_bounds(base * 2.0**doublings), _within_bounds(most))
 
 
+def longest_backoff(model: Any) -> float:
+    """The model's maximum backoff, in seconds, within the bounds; never raises."""
+    try:
+        return _within_bounds(float(model.get_retry_backoff_max()))
+    except Exception:
+        log.exception("the retry policy of %s cannot be read", getattr(model, "__name__", model))
+        return float(SchedulingSettings.retry_backoff_max)
+
+
 def _within_bounds(seconds: float) -> float:
     # A float past any bound (1e308 * 2**64 is inf, not an error) or nan waits the longest.
     return MAX_SECONDS if math.isnan(seconds) else min(max(seconds, 0.0), MAX_SECONDS)

@@ -57,7 +57,7 @@ def test_a_published_message_is_handled_by_the_task_it_names(broker):
 
     (message,) = queued_messages(broker, "purchases")
     event_id = f"purchases.scheduledpurchase:{purchase.scheduled.get().pk}:v1"
-    assert message["headers"]["task"] == "purchases.send_fulfillment_emails"
+    assert message["headers"]["task"] == "purchases.send_fulfillment_email"
     assert message["headers"]["id"] == f"{event_id}+0"  # a batch of one: its first event, +0
     assert [event["id"] for event in message_events(message)] == [event_id]
 

@@ -7,7 +7,7 @@ from django.core.mail.backends.locmem import EmailBackend
 
 from purchases.models import ScheduledPurchase
 from purchases.services import purchase_create, purchase_refund
-from purchases.tasks import send_fulfillment_emails
+from purchases.tasks import send_fulfillment_email
 from scheduling.delivery.sweep.run import sweep
 from tests.conftest import queued_events
 from tests.purchases.factories import CustomerFactory
@@ -53,8 +53,10 @@ def published(*emails, broker):
 def test_a_batch_sends_each_email_once_over_one_connection(counting, broker):
     _, events = published("a@example.com", "b@example.com", "c@example.com", broker=broker)
 
-    assert send_fulfillment_emails(events) == "sent 3, refunded 0, of 3"
-    assert send_fulfillment_emails(events) == "skipped 3"  # a duplicate of the message
+    assert send_fulfillment_email(events) == "3 handled, 0 failed, 0 skipped"
+    assert (
+        send_fulfillment_email(events) == "0 handled, 0 failed, 3 skipped"
+    )  # a duplicate of the message
 
     assert sorted(message.to[0] for message in mail.outbox) == [
         "a@example.com",
@@ -69,7 +71,7 @@ def test_a_purchase_refunded_after_publication_gets_nothing(counting, broker):
     (_, refunded), events = published("a@example.com", "b@example.com", broker=broker)
     purchase_refund(purchase=refunded)
 
-    assert send_fulfillment_emails(events) == "sent 1, refunded 1, of 2"
+    assert send_fulfillment_email(events) == "2 handled, 0 failed, 0 skipped"
 
     assert [message.to for message in mail.outbox] == [["a@example.com"]]
 
@@ -77,7 +79,7 @@ def test_a_purchase_refunded_after_publication_gets_nothing(counting, broker):
 def test_a_send_cut_short_leaves_that_email_for_a_person_and_the_rest_go_out(counting, broker):
     _, events = published("a@example.com", "bounce@example.com", "c@example.com", broker=broker)
 
-    assert send_fulfillment_emails(events) == "sent 2, refunded 0, of 3"
+    assert send_fulfillment_email(events) == "2 handled, 1 failed, 0 skipped"
 
     rows = {row.purchase.customer.email: row for row in ScheduledPurchase.objects.all()}
     assert rows["bounce@example.com"].status == Status.FAILED

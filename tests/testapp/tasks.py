@@ -4,6 +4,7 @@ from typing import Any
 from celery import shared_task
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from scheduling.delivery.handlers import handler
 from scheduling.delivery.handling.batches import handle_batch
 from scheduling.delivery.handling.once import handle_once
 from scheduling.delivery.tasks import EventHandlerTask
@@ -116,6 +117,20 @@ def fail_if_planned(name: str, attempts: int) -> None:
     `attempts`), as a handler does while the service it calls is down."""
     if name.startswith("fail:") and attempts <= int(name.removeprefix("fail:")):
         raise RuntimeError(f"planned failure on try {attempts} of {name}")
+
+
+# The declarative form: one handler each, whatever the model's handler_batch_size (the tests
+# switch it between 0 and N without touching these).
+@handler(ScheduledPing, name="testapp.declared_ping")
+def declared_ping(row: ScheduledPing) -> str:
+    ping_effect(row)
+    return "handled"
+
+
+@handler(ScheduledOnce, name="testapp.declared_once_ping", prepare=refuse_if_planned)
+def declared_once_ping(row: ScheduledOnce) -> str:
+    once_effect(row)
+    return "handled"
 
 
 @shared_task(name="testapp.note_job_run")

@@ -7,7 +7,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import httpx
@@ -15,20 +15,18 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
+from scheduling import RetryLater
 from trainings.push.backends import Push, log
 from trainings.push.fcm import SKIPPED, Outcome, Result, fcm_message, outcome_of
 from trainings.push.results import ResultLog
 
 
-class PushRetryLater(Exception):
-    """Some pushes of a batch failed in a way a later try may mend (5xx, 429, a timeout, the
-    service unreachable). Raised after the whole batch, so `handle_once` records it on the row
-    and the sweep publishes the event again after a backoff; the players already sent to, or
-    refused for good, are left alone on that try."""
-
-    def __init__(self, message: str, *, not_before: datetime | None = None) -> None:
-        super().__init__(message)
-        self.not_before = not_before  # the service's Retry-After, if it gave one
+class PushRetryLater(RetryLater):
+    """Some pushes of a reminder failed in a way a later try may mend (5xx, 429, a timeout, the
+    service unreachable). Raised after all of them, so the handler records it on the row and
+    the sweep publishes the event again after a backoff, or after the service's Retry-After
+    (`not_before`); the players already sent to, or refused for good, are left alone on that
+    try."""
 
 
 # FCM's project ids: 6 to 30 lowercase letters, digits and hyphens, a letter first.

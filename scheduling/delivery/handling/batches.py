@@ -211,6 +211,7 @@ class AtMostOnceEffects(Generic[E, T]):
             return self.effect_of(row, following)
         except Exception as exc:
             record_failure_during_effect(handling, exc)
+            self.batch.failures[row.pk] = exc  # recorded above: for a person
             return False
 
     def ready(self, row: E, *, claimed: bool) -> bool:

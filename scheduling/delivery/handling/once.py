@@ -44,7 +44,7 @@ from scheduling.rows.history import record
 from scheduling.rows.history.models import Kind
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.partitions import partitioning_of, retrying_moved_rows
-from scheduling.rows.policy import backoff_ceiling
+from scheduling.rows.policy import backoff_ceiling, longest_backoff
 from scheduling.rows.querysets import awaiting_handling_row_q, in_flight_row_q
 from scheduling.rows.registry import get_scheduled_model
 from scheduling.rows.states import Status
@@ -332,7 +332,7 @@ def record_failure(model: type[ScheduledEvent], row: ScheduledEvent, exc: BaseEx
     mark the row failed. At-least-once callers still hold the row lock; the UPDATE's condition
     (this delivery, not handled, no effect begun) keeps it right without."""
     out_of_tries = row.attempts >= model.get_max_attempts()
-    retry_at = None if out_of_tries else timezone.now() + retry_delay(row.attempts, model)
+    retry_at = None if out_of_tries else next_try(row.attempts, model, exc)
     changes: dict[str, Any] = {"last_error": describe(exc)[:2000], "updated_at": Now()}
     if retry_at is None:
         changes["status"] = Status.FAILED
@@ -364,6 +364,25 @@ def recorded_on(row: ScheduledEvent, changes: dict[str, Any], retry_at: datetime
     row.status, row.last_error = changes["status"], changes["last_error"]
     if retry_at is not None:
         row.business_due_at, row.due_at = row.business_time, retry_at
+
+
+class RetryLater(Exception):
+    """A handler's failure that knows when a next try may help (a service's Retry-After): the
+    row's next try is due no earlier than `not_before`, and no later than the model's
+    maximum backoff from now."""
+
+    def __init__(self, message: str, *, not_before: datetime | None = None) -> None:
+        super().__init__(message)
+        self.not_before = not_before
+
+
+def next_try(attempts: int, model: type[ScheduledEvent], exc: BaseException) -> datetime:
+    now = timezone.now()
+    retry_at = now + retry_delay(attempts, model)
+    if isinstance(exc, RetryLater) and exc.not_before is not None:
+        ceiling = now + timedelta(seconds=longest_backoff(model))
+        retry_at = max(retry_at, min(exc.not_before, ceiling))
+    return retry_at
 
 
 def retry_delay(attempts: int, model: type[ScheduledEvent] = ScheduledEvent) -> timedelta:

@@ -55,9 +55,21 @@ def slow_effect_running():
         return cursor.fetchone() is not None
 
 
-def test_a_worker_killed_mid_batch_leaves_every_row_handled_once(monkeypatch, env, broker):
-    monkeypatch.setattr(ScheduledPing, "handler_batch_size", BATCH)
-    monkeypatch.setattr(ScheduledPing, "handler_task", "testapp.handle_ping_batch")
+# The declarative handler (testapp.declared_*) is the same whatever the batch size: each test runs
+# it in single messages (0) and in batches, beside the lower-level handle_batch handler.
+HANDLERS = [
+    pytest.param(BATCH, "testapp.handle_{}_batch", id="handle_batch"),
+    pytest.param(BATCH, "testapp.declared_{}", id="declared-batch"),
+    pytest.param(0, "testapp.declared_{}", id="declared-single"),
+]
+
+
+@pytest.mark.parametrize(("size", "task"), HANDLERS)
+def test_a_worker_killed_mid_batch_leaves_every_row_handled_once(
+    monkeypatch, env, broker, size, task
+):
+    monkeypatch.setattr(ScheduledPing, "handler_batch_size", size)
+    monkeypatch.setattr(ScheduledPing, "handler_task", task.format("ping"))
     # The first batch sleeps in its third row's effect, that row locked, two effects committed.
     make_pings(ScheduledPing, ["a", "b", f"slow:{SLOW}", "c", "d", *(f"e{i}" for i in range(7))])
     assert sweep(ScheduledPing).delivered == 12
@@ -76,11 +88,12 @@ def test_a_worker_killed_mid_batch_leaves_every_row_handled_once(monkeypatch, en
     assert set(effects.values()) == {1}
 
 
+@pytest.mark.parametrize(("size", "task"), HANDLERS)
 def test_an_at_most_once_worker_killed_mid_batch_sends_each_once_and_leaves_one_row(
-    monkeypatch, env, broker
+    monkeypatch, env, broker, size, task
 ):
-    monkeypatch.setattr(ScheduledOnce, "handler_batch_size", BATCH)
-    monkeypatch.setattr(ScheduledOnce, "handler_task", "testapp.handle_once_ping_batch")
+    monkeypatch.setattr(ScheduledOnce, "handler_batch_size", size)
+    monkeypatch.setattr(ScheduledOnce, "handler_task", task.format("once_ping"))
     make_once_rows(["a", "b", f"slow:{SLOW}", "c", "d", *(f"e{i}" for i in range(7))])
     assert sweep(ScheduledOnce).delivered == 12
 
