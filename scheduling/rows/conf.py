@@ -222,7 +222,9 @@ class SchedulingSettings:
     # What SchedulingConfig.ready() does to the host's project; each can be turned off.
     admin_autoregister: bool = setting(True, a_flag)  # default admins on admin.site
     admin_pages: bool = setting(True, a_flag)  # "needs attention" and the dashboard on admin.site
-    admin_index_template: bool = setting(True, a_flag)  # admin.site's index: a "Scheduling" box
+    admin_index_template: bool = setting(
+        True, a_flag
+    )  # admin.site's index: the pages in its Scheduling app
     quiet_idle_sweeps: bool = setting(True, a_flag)  # an idle sweep tick logs nothing at INFO
     # Workers keep database connections across tasks (CONN_MAX_AGE), not Celery's close per task.
     worker_keeps_connections: bool = setting(True, a_flag)

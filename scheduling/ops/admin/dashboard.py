@@ -4,9 +4,8 @@
 `admin:scheduling_dashboard`) and its figures as JSON at `<admin>/scheduling/dashboard/data/`
 (`admin:scheduling_dashboard_data`, which the page fetches every REFRESH_SECONDS), both behind
 the site's admin_view; `add_dashboard_url(site)` adds them to a site by wrapping its get_urls,
-as the "needs attention" page does. INDEX_TEMPLATE, the index template it gives the site
-(unless the host set its own), adds a "Scheduling" box linking to both pages above the app
-list; a host's own `admin/index.html` still applies.
+as the "needs attention" page does, and lists both pages first in the "Scheduling" app of the
+site's index (scheduling.ops.admin.index); a host's own `admin/index.html` still applies.
 
 The charts are Chart.js, from the django-admincharts package (a dependency): through
 staticfiles when the host lists "admincharts" in INSTALLED_APPS, else served by the dashboard
@@ -32,6 +31,7 @@ from django.utils.text import capfirst
 from scheduling.delivery import metrics
 from scheduling.ops import health
 from scheduling.ops.admin.alarms import Backlog, expected_backlog, model_alarms
+from scheduling.ops.admin.index import index_with_pages
 from scheduling.ops.admin.views import prepend_urls
 from scheduling.rows.databases import redis_client_for_locks
 from scheduling.rows.models import ScheduledEvent
@@ -43,17 +43,18 @@ DAY = 24 * 60
 DAY_BUCKET = 15  # minutes per point of the last day's charts
 CHARTS_APP = "admincharts"  # the django-admincharts package: Chart.js (MIT) in its static files
 CHART_FILE = "admincharts/chart.min.js"
-INDEX_TEMPLATE = "admin/scheduling/index.html"  # the admin index with a "Scheduling" box
+INDEX_TEMPLATE = "admin/scheduling/index.html"  # the index whose "Scheduling" app lists the pages
 
 
 def add_dashboard_url(site: admin.AdminSite | None = None, *, index_template: bool = True) -> None:
     """Add the dashboard to `site` (default: django.contrib.admin.site); twice does nothing.
-    With `index_template`, the site's index gets the "Scheduling" box (unless the host set its
-    own index template)."""
+    With `index_template`, the site's index lists both pages in its "Scheduling" app (unless
+    the host set its own index template)."""
     site = site or admin.site
     added = prepend_urls(site, "scheduling_dashboard_added", lambda: dashboard_urls(site))
     if added and index_template and site.index_template is None:
         site.index_template = INDEX_TEMPLATE
+        site.index = index_with_pages(site, site.index)  # type: ignore[method-assign,assignment]
 
 
 def dashboard_urls(site: admin.AdminSite) -> list[URLPattern | URLResolver]:

@@ -1,5 +1,5 @@
 """The framework's admin on any AdminSite: the default admins, "needs attention", the
-dashboard and the index's "Scheduling" box.
+dashboard, and those two pages in the index's "Scheduling" app.
 
 On django.contrib.admin.site, SchedulingConfig.ready() adds each (SCHEDULING_ADMIN_* turn them
 off). A host's own site either subclasses SchedulingAdminSiteMixin (the pages are in its
@@ -9,13 +9,15 @@ get_urls, the box on its index) and calls `register(site)` for the admins, or ca
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
+from django.http import HttpRequest
 from django.urls import URLPattern, URLResolver
 
 from scheduling.ops.admin.dashboard import INDEX_TEMPLATE, add_dashboard_url, dashboard_urls
 from scheduling.ops.admin.defaults import register_scheduled_models
+from scheduling.ops.admin.index import with_pages
 from scheduling.ops.admin.views import add_attention_url, attention_urls
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.models import ScheduledEvent
@@ -28,12 +30,16 @@ else:
 
 class SchedulingAdminSiteMixin(SiteBase):
     """`class OpsSite(SchedulingAdminSiteMixin, admin.AdminSite)`: the framework's pages among
-    the site's URLs and the "Scheduling" box on its index (a subclass's index_template wins)."""
+    the site's URLs and in the "Scheduling" app of its index."""
 
     index_template: str | None = INDEX_TEMPLATE
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
         return [*scheduling_urls(self), *super().get_urls()]
+
+    def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        app_list = with_pages(self.get_app_list(request), self.name)
+        return super().index(request, extra_context={"app_list": app_list, **(extra_context or {})})
 
 
 class SchedulingAdminSite(SchedulingAdminSiteMixin, admin.AdminSite):

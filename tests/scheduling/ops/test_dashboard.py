@@ -1,5 +1,6 @@
 """The operators' dashboard: its figures come from real rows, sweeps and handlings."""
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -100,12 +101,18 @@ def test_the_page_shows_the_table_links_and_the_chart_library(admin_client):
     assert "//" not in page.split("<body")[0].replace("http://www.w3.org", "")  # no CDN
 
 
-def test_the_admin_index_links_the_dashboard_and_the_attention_page(admin_client):
+def test_the_admin_index_links_the_dashboard_and_the_attention_page_in_one_scheduling_box(
+    admin_client,
+):
     page = admin_client.get("/admin/").content.decode()
 
-    assert 'id="scheduling-operations"' in page
-    assert f'href="{PAGE}"' in page
-    assert 'href="/admin/scheduling/attention/"' in page
+    assert page.count('class="app-scheduling module') == 1
+    box = page.split('class="app-scheduling module', 1)[1].split("</table>", 1)[0]
+    assert f'href="{PAGE}"' in box
+    assert 'href="/admin/scheduling/attention/"' in box
+    assert "Calendars" in box  # the app's own models below the pages
+    captions = re.findall(r"<caption>\s*<a[^>]*>([^<]*)</a>", page)
+    assert [c for c in captions if c.strip().startswith("Scheduling")].count("Scheduling") == 1
 
 
 def staff_with(*codenames: str) -> Client:

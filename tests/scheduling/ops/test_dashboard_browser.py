@@ -64,7 +64,7 @@ def test_the_dashboard_draws_its_charts_from_local_assets_and_refreshes(
         browser, page = admin_browser_page(playwright, chromium_path, live_server.url)
         page.set_viewport_size({"width": 1280, "height": 1000})
         page.goto(f"{live_server.url}/admin/")
-        link = page.get_attribute("#scheduling-operations a:text('Dashboard')", "href")
+        link = page.get_attribute(".app-scheduling a:text('Dashboard')", "href")
         watch(page, seen)
         page.goto(f"{live_server.url}{link}")
         page.wait_for_function("window.Chart && Object.keys(Chart.instances).length > 0")
