@@ -17,8 +17,8 @@ from tests.scheduling.jobs.conftest import put_job
 pytestmark = pytest.mark.django_db
 
 HANDLERS = [
-    "purchases.send_fulfillment_emails",
-    "trainings.send_training_reminders",
+    "purchases.send_fulfillment_email",
+    "trainings.send_training_reminder",
     "testapp.handle_ping",
 ]
 # The framework's queue and the scheduled models' queues, in the case a client might send.
@@ -87,7 +87,7 @@ def test_an_unreserved_queue_of_any_case_is_accepted(api):
 
 
 def test_a_schedule_naming_a_handler_is_refused_naming_task(schedules_api):
-    body = {"name": "nightly", "cron": "0 3 * * *", "task": "purchases.send_fulfillment_emails"}
+    body = {"name": "nightly", "cron": "0 3 * * *", "task": "purchases.send_fulfillment_email"}
 
     message = refusal(schedules_api.post(SCHEDULES, body, format="json"), field="task")
 
