@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -112,14 +112,24 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in PUBLIC:
-        raise AttributeError(f"module 'scheduling' has no attribute {name!r}")
-    return getattr(importlib.import_module(PUBLIC[name]), name)
+def lazy_names(
+    module: str, homes: Mapping[str, str], own: Mapping[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A module's `__getattr__` and `__dir__` that take each name in `homes` from its module
+    when it is first asked for (`own`: the module's globals)."""
+
+    def getattr_(name: str) -> Any:
+        if name not in homes:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(homes[name]), name)
+
+    def dir_() -> list[str]:
+        return sorted([*own, *homes])
+
+    return getattr_, dir_
 
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *PUBLIC])
+__getattr__, __dir__ = lazy_names(__name__, PUBLIC, globals())
 
 
 # The documented modules at the top of the package, besides this facade: plain modules that

@@ -13,8 +13,9 @@ is part of the documented surface; the modules behind it (`scheduling.ops.api`) 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scheduling import lazy_names
 
 if TYPE_CHECKING:
     from scheduling.ops.api.defaults import RequestActor
@@ -75,11 +76,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in HOMES:
-        raise AttributeError(f"module 'scheduling.api' has no attribute {name!r}")
-    return getattr(importlib.import_module(HOMES[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *HOMES])
+__getattr__, __dir__ = lazy_names(__name__, HOMES, globals())

@@ -5,8 +5,9 @@ registered with `extensions.add_route` before the URLconf loads are in them."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scheduling import lazy_names
 
 if TYPE_CHECKING:
     from scheduling.ops.api.urls import router, urlpatterns
@@ -14,7 +15,6 @@ if TYPE_CHECKING:
 __all__ = ["router", "urlpatterns"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'scheduling.api.urls' has no attribute {name!r}")
-    return getattr(importlib.import_module("scheduling.ops.api.urls"), name)
+__getattr__, __dir__ = lazy_names(
+    __name__, dict.fromkeys(__all__, "scheduling.ops.api.urls"), globals()
+)

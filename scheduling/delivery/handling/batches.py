@@ -116,14 +116,8 @@ class Batch(Generic[E]):
         return self.model.objects.filter(same_version).filter(awaiting_handling_row_q())
 
 
-class AtLeastOnceEffects(Generic[E, T]):
-    """The effects of an at-least-once batch, one row at a time, each in its own transaction.
-
-    The transaction's first statement takes the row (locks it, checks it still awaits handling
-    as this version, marks it handled), so the row is locked for its one effect only and the
-    mark costs no statement of its own: one UPDATE and one commit a row. A duplicate delivery
-    of the row waits on that lock, then finds it handled and skips it.
-    """
+class RowEffects(Generic[E, T]):
+    """A batch's effects, one row at a time: what each row's effect returned, by pk."""
 
     def __init__(
         self, batch: Batch[E], effect: Callable[[E], T], prepare: Callable[[E], object] | None
@@ -131,6 +125,16 @@ class AtLeastOnceEffects(Generic[E, T]):
         self.batch, self.effect, self.prepare = batch, effect, prepare
         self.statements = statements_for(batch.model)
         self.results: dict[Any, T] = {}
+
+
+class AtLeastOnceEffects(RowEffects[E, T]):
+    """The effects of an at-least-once batch, one row at a time, each in its own transaction.
+
+    The transaction's first statement takes the row (locks it, checks it still awaits handling
+    as this version, marks it handled), so the row is locked for its one effect only and the
+    mark costs no statement of its own: one UPDATE and one commit a row. A duplicate delivery
+    of the row waits on that lock, then finds it handled and skips it.
+    """
 
     def run(self) -> dict[Any, T]:
         for row in self.batch.pending():
@@ -174,7 +178,7 @@ class AtLeastOnceEffects(Generic[E, T]):
         return retrying_moved_rows(attempt, f"handling of {self.batch.model._meta.label}")
 
 
-class AtMostOnceEffects(Generic[E, T]):
+class AtMostOnceEffects(RowEffects[E, T]):
     """The effects of an at-most-once batch, one row at a time.
 
     Each row's claim commits before its effect, and its `handled_at` with the effect's own
@@ -184,13 +188,6 @@ class AtMostOnceEffects(Generic[E, T]):
     row in flight with nothing done, so in flight is at most one row at any time. A prepare
     that fails on a row claimed so takes the claim back before recording the failure.
     """
-
-    def __init__(
-        self, batch: Batch[E], effect: Callable[[E], T], prepare: Callable[[E], object] | None
-    ) -> None:
-        self.batch, self.effect, self.prepare = batch, effect, prepare
-        self.statements = statements_for(batch.model)
-        self.results: dict[Any, T] = {}
 
     def run(self) -> dict[Any, T]:
         rows = self.batch.pending()
