@@ -20,6 +20,8 @@ from trainings.services import reminder_send
     also=["trainings.send_training_reminders"],
     setup=recipients_of,
 )
-def send_training_reminder(row: ScheduledTrainingNotification, recipients: dict[int, list[Player]]) -> str:
+def send_training_reminder(
+    row: ScheduledTrainingNotification, recipients: dict[int, list[Player]]
+) -> str:
     sent = reminder_send(notification=row, event_id=row.event_id, players=recipients[row.pk])
     return f"sent {sent}"
