@@ -2,7 +2,7 @@ import os
 
 from scheduling import handler
 
-from shop.models import ScheduledOrderEmail
+from .models import ScheduledOrderEmail
 
 
 @handler(ScheduledOrderEmail, name="shop.send_order_email")
