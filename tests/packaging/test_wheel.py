@@ -134,6 +134,8 @@ def test_a_new_host_project_delivers_and_handles_an_event(wheel: Path, tmp_path:
         )
         print(tested)
         assert re.search(r"Ran 2 tests in .*\n\nOK", tested), tested
+        paged = run_the_testing_page(python, project, {**env, **NOWHERE})
+        assert re.search(r"\b1 passed\b", paged), paged  # pytest collects test_*.py: the page's
 
         pk = int(
             manage(
@@ -185,6 +187,25 @@ def test_a_new_host_project_delivers_and_handles_an_event(wheel: Path, tmp_path:
             "shop cancel": [200, {"count": 1}],
             "tables": [],
         }
+
+
+def run_the_testing_page(python: Path, project: Path, env: dict[str, str]) -> str:
+    """docs/testing.md's pytest set-up and its example test, as written: the packages its bash
+    block installs, its pyproject.toml block, its `shop/test_order_email.py`, then
+    `python -m pytest` from the folder of manage.py."""
+    page = TESTING_GUIDE.read_text()
+    (install,) = [b for b in re.findall(r"```bash\n(.*?)```", page, re.DOTALL) if "pip" in b]
+    packages = install.split("pip install", 1)[1].split()
+    run([str(python), "-m", "pip", "install", "-q", *packages])
+    (config,) = re.findall(r"```toml\n(.*?)```", page, flags=re.DOTALL)
+    (project / "pyproject.toml").write_text(config)
+    (example,) = [
+        block
+        for block in re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+        if block.startswith("# shop/test_order_email.py")
+    ]
+    (project / "shop" / "test_order_email.py").write_text(example)
+    return run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=env)
 
 
 def test_the_guide_shows_the_host_project_the_test_builds() -> None:
