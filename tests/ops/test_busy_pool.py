@@ -4,12 +4,10 @@ the database is busy, not down; a database that is down is still "down" (issue #
 
 import http.client
 import json
-import os
-import signal
-import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -19,10 +17,9 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from scheduling.ops import busy
-from tests.conftest import ROOT, stop_process, wait_for
+from tests.conftest import wait_for
 from tests.ops.test_busy_database import conninfo
-from tests.ops.test_connection_ceiling import listening, web_line
-from tests.ops.test_up_processes import free_port, up_environment
+from tests.ops.test_connection_ceiling import running_web
 from trainings.models import Team
 from trainings.services import training_create
 
@@ -30,36 +27,16 @@ LOCK_WAIT = 5  # seconds the one pooled connection waits on a held lock
 
 
 @pytest.fixture
-def web_of_one_connection(subprocess_env: dict[str, str], tmp_path: object) -> Iterator[int]:
+def web_of_one_connection(subprocess_env: dict[str, str], tmp_path: Path) -> Iterator[int]:
     """The Procfile's web line with a pool of one connection, given up after 1 s of waiting."""
-    port = free_port()
-    env = {
-        **up_environment(PORT=str(port)),
-        **{
-            name: subprocess_env[name]
-            for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
-        },
-        "DJANGO_SETTINGS_MODULE": "project.settings",
-        "WEB_DATABASE_POOL": "1",
-        "DATABASE_POOL_TIMEOUT": "1",
-        "DATABASE_LOCK_TIMEOUT": str(LOCK_WAIT),
-    }
-    log = (tmp_path / "web.log").open("w")  # type: ignore[operator]
-    process = subprocess.Popen(
-        ["/bin/sh", "-c", web_line()],
-        env=env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-    )
-    try:
-        wait_for(lambda: listening(port), timeout=60)
+    with running_web(
+        subprocess_env,
+        tmp_path / "web.log",
+        WEB_DATABASE_POOL="1",
+        DATABASE_POOL_TIMEOUT="1",
+        DATABASE_LOCK_TIMEOUT=str(LOCK_WAIT),
+    ) as port:
         yield port
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        stop_process(process)
-        log.close()
 
 
 def request(port: int, method: str, path: str, token: str = "") -> tuple[int, dict[str, str], dict]:

@@ -8,7 +8,10 @@ import signal
 import socket
 import subprocess
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -59,8 +62,9 @@ def listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.fixture
-def web(subprocess_env, tmp_path):
+@contextmanager
+def running_web(subprocess_env: dict[str, str], log_path: Path, **settings: str) -> Iterator[int]:
+    """The Procfile's web line on a free port, with `settings` in its environment; its port."""
     port = free_port()
     env = {
         **up_environment(PORT=str(port)),
@@ -69,9 +73,9 @@ def web(subprocess_env, tmp_path):
             for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
         },
         "DJANGO_SETTINGS_MODULE": "project.settings",
-        "DEBUG": "1",
+        **settings,
     }
-    log = (tmp_path / "web.log").open("w")
+    log = log_path.open("w")
     # As honcho runs a Procfile line: through the shell, here in a process group of its own.
     process = subprocess.Popen(
         ["/bin/sh", "-c", web_line()],
@@ -88,6 +92,12 @@ def web(subprocess_env, tmp_path):
         os.killpg(process.pid, signal.SIGTERM)
         stop_process(process)
         log.close()
+
+
+@pytest.fixture
+def web(subprocess_env, tmp_path):
+    with running_web(subprocess_env, tmp_path / "web.log", DEBUG="1") as port:
+        yield port
 
 
 @pytest.mark.django_db(transaction=True)
