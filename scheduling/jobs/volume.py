@@ -8,6 +8,9 @@
   (SCHEDULING_JOB_MAX_PENDING_RUNS_PER_USER) and in bytes, each run counting its job's
   payload and labels (SCHEDULING_JOB_MAX_PENDING_BYTES_PER_USER): what they will put on the
   broker. A write that would pass a cap is refused whole (its transaction rolls back).
+- The plain-JSON queues they send to are capped too (SCHEDULING_JOB_MAX_QUEUES_PER_USER): the
+  sweep fills no queue past SCHEDULING_QUEUE_TARGET_MAX_BACKLOG, so what one user can put on
+  the broker is at most that many queues of that many messages.
 
 Jobs that code or the admin creates have no owner and no cap.
 """
@@ -99,4 +102,20 @@ def check_owner_caps(job: Job, field: str) -> None:
             f"Your jobs' pending runs would carry {size:,} bytes (each run its job's payload "
             f"and labels as JSON; this job's: {job.run_bytes:,}); at most "
             f"{conf.job_max_pending_bytes_per_user:,} (SCHEDULING_JOB_MAX_PENDING_BYTES_PER_USER).",
+        )
+    check_owner_queues(job.owner_id, conf.job_max_queues_per_user)
+
+
+def check_owner_queues(owner_id: int, most: int) -> None:
+    """The plain-JSON queues the owner's jobs with pending runs send to: at most `most`."""
+    targets = Job.objects.filter(
+        owner_id=owner_id, callback__type="queue", runs__status=Status.PENDING
+    )
+    queues = set(targets.values_list("callback__queue", flat=True))
+    if len(queues) > most:
+        raise TargetError(
+            "callback",
+            f"Your jobs would send to {len(queues)} plain-JSON queues; at most {most:,} "
+            "(SCHEDULING_JOB_MAX_QUEUES_PER_USER). Send to a queue your jobs already use, or "
+            "delete the jobs of another.",
         )

@@ -202,6 +202,9 @@ class SchedulingSettings:
     job_max_past: float = setting(float(DAY), a_delay, 365 * DAY)
     job_max_pending_runs_per_user: int = setting(100_000, a_count, 100_000_000)
     job_max_pending_bytes_per_user: int = setting(64 * 1024 * 1024, a_count, 1024**4)
+    # Plain-JSON queues one API user's jobs with pending runs may send to: with each queue's
+    # backlog bound below, what one user can put on the broker is bounded.
+    job_max_queues_per_user: int = setting(10, a_count, 10_000)
     # Messages a plain-JSON queue may hold before the sweep stops adding to it (rows wait).
     queue_target_max_backlog: int = setting(10_000, a_count, 10_000_000)
     # Seconds late before a fire time counts as missed.

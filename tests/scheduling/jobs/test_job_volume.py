@@ -87,6 +87,32 @@ def test_a_users_pending_bytes_are_capped_and_a_patch_of_a_bigger_payload_too(ap
     assert Job.objects.get(key="a").payload == payload
 
 
+def test_a_users_plain_json_queues_are_capped_so_the_broker_stays_bounded(api, settings):
+    settings.SCHEDULING_JOB_MAX_QUEUES_PER_USER = 2
+    start = timezone.now() + timedelta(days=1)
+    for key, queue in (("a", "q1"), ("b", "q2"), ("c", "q2")):
+        callback = {"type": "queue", "queue": queue}
+        assert (
+            put_job(api, key, schedules=instants(1, start=start), callback=callback).status_code
+            == 201
+        )
+
+    refused = put_job(
+        api, "d", schedules=instants(1, start=start), callback={"type": "queue", "queue": "q3"}
+    )
+
+    assert refused.status_code == 400
+    assert "3 plain-JSON queues; at most 2" in refused.json()["callback"][0]
+    assert not Job.objects.filter(key="d").exists()
+    assert api.delete(f"{JOBS}a/").status_code in (200, 204)  # its run cancelled: q1 is free
+    assert (
+        put_job(
+            api, "d", schedules=instants(1, start=start), callback={"type": "queue", "queue": "q3"}
+        ).status_code
+        == 201
+    )
+
+
 def test_each_user_has_a_cap_of_their_own_and_code_has_none(api, settings):
     settings.SCHEDULING_JOB_MAX_PENDING_RUNS_PER_USER = 3
     start = timezone.now() + timedelta(days=1)
