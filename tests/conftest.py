@@ -9,6 +9,8 @@ by fixture, so no test has to declare them (docs/running.md, "The tests").
 """
 
 import base64
+import functools
+import itertools
 import json
 import os
 import re
@@ -24,6 +26,7 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from _pytest.mark.expression import Expression
 from django.conf import settings
 from django.contrib.auth.models import Permission, User
 from django.db import connection, connections
@@ -38,6 +41,36 @@ MARKER_FIXTURES = {
     "rabbitmq": {"rabbitmq", "rabbitmq_app", "quorum_vhost"},
     "node": {"node_consumer"},
 }
+
+# Paths whose every test carries a marker. When `-m` can select none of them, they are not even
+# imported: test_fuzz.py builds its ~12,000 cases from the OpenAPI schema as it is collected (10 s
+# a process, paid by each xdist worker of the fast loop).
+WHOLE_PATH_MARKERS = {TESTS / "faults": "faults", TESTS / "security" / "test_fuzz.py": "fuzz"}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    expression = config.getoption("markexpr")
+    for path, marker in WHOLE_PATH_MARKERS.items():
+        if expression and collection_path.is_relative_to(path):
+            return None if selectable(expression, marker) else True
+    return None
+
+
+def selectable(expression: str, marker: str) -> bool:
+    """Whether a test carrying `marker` can match `-m expression`, whatever other markers it has:
+    every name the expression mentions is tried present and absent."""
+    compiled = Expression.compile(expression)
+    others = sorted(set(re.findall(r"[\w.]+", expression)) - {marker, "and", "or", "not"})
+    for presence in itertools.product((False, True), repeat=len(others)):
+        present = {marker, *itertools.compress(others, presence)}
+        if compiled.evaluate(carrying(present)):
+            return True
+    return False
+
+
+def carrying(markers: set[str]) -> Callable[..., bool]:
+    """A `-m` matcher for a test that carries these markers (and whatever their arguments)."""
+    return lambda name, /, **_: name in markers
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -102,6 +135,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     release_redis_pair()
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """Once the test databases exist: what migrate left in them, which the test settings' flush
+    keeps (tests/testapp/management/commands/flush.py)."""
+    from tests.testapp.management.commands.flush import remember_migrated_rows
+
+    with django_db_blocker.unblock():
+        remember_migrated_rows()
+
+
 @pytest.fixture(autouse=True)
 def clean_redis(request: pytest.FixtureRequest) -> None:
     """Each test starts with empty lock and broker databases (test-only Redis databases); the
@@ -116,7 +159,17 @@ def clean_redis(request: pytest.FixtureRequest) -> None:
 
     flush_counts()  # the last test's buffered counts go before the flush, not into this test
     for url in (settings.REDIS_URL, settings.CELERY_BROKER_URL):
-        redis.Redis.from_url(url).flushdb()
+        try:
+            redis_at(url).flushdb()
+        except redis.ConnectionError:  # the server restarted since the client connected
+            redis_at(url).flushdb()
+
+
+@functools.cache
+def redis_at(url: str) -> redis.Redis:
+    """One client a URL for the session: a new one would connect (and introduce itself) before
+    every test, 3 ms where the flush takes 0.1."""
+    return redis.Redis.from_url(url)
 
 
 @pytest.fixture(params=["plain", "partitioned"])
