@@ -172,6 +172,27 @@ def redis_at(url: str) -> redis.Redis:
     return redis.Redis.from_url(url)
 
 
+@pytest.fixture
+def spans() -> Iterator[Any]:
+    """A tracing SDK for this test, its finished spans kept in memory (an InMemorySpanExporter).
+    The global provider is unset after, as OpenTelemetry's own test utilities do: the next test
+    runs without an SDK again."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.util._once import Once
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    yield exporter
+    provider.shutdown()
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    trace._TRACER_PROVIDER = None
+
+
 @pytest.fixture(params=["plain", "partitioned"])
 def ping_model(request: pytest.FixtureRequest) -> type[Any]:
     """The test domain's scheduled model, as a plain table and range-partitioned on due_at: the

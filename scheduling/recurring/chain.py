@@ -21,7 +21,7 @@ from django.utils import timezone as django_timezone
 from scheduling.recurring.conf import recurring_settings
 from scheduling.recurring.policies import MisfirePolicy, finished
 from scheduling.recurring.shapes import Occurrence, Schedule
-from scheduling.recurring.sql import HOLD_SCHEDULES, INSERT_PENDING
+from scheduling.recurring.sql import HOLD_SCHEDULES, INHERIT_SCHEDULE_CONTEXT, INSERT_PENDING
 from scheduling.recurring.timeline import (
     MICROSECOND,
     Successor,
@@ -32,6 +32,7 @@ from scheduling.rows.databases import connection_of
 from scheduling.rows.history import bulk
 from scheduling.rows.history.models import Kind
 from scheduling.rows.states import Status
+from scheduling.rows.tracing import context as tracing
 
 
 def schedule_model(model: type[Any]) -> type[Any]:
@@ -91,7 +92,12 @@ def insert_pending(successors: Sequence[Successor], *, model: type[Any]) -> int:
     arrays: list[list[Any]] = [list(column) for column in zip(*successors, strict=True)]
     with connection_of(model).cursor() as cursor:
         cursor.execute(INSERT_PENDING, arrays)
-        return cursor.rowcount
+        inserted: int = cursor.rowcount
+        if inserted and tracing.tracing_on():
+            schedules = schedule_model(model)._meta.label_lower
+            ids = sorted({s.schedule_id for s in successors})
+            cursor.execute(INHERIT_SCHEDULE_CONTEXT, [model._meta.label_lower, schedules, ids])
+        return inserted
 
 
 def _hold_schedules(rows: list[Occurrence], *, model: type[Any]) -> dict[int, int]:

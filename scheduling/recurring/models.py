@@ -46,6 +46,7 @@ from scheduling.rows.databases import database_of
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.rows.states import Status
+from scheduling.rows.tracing import context as tracing
 from scheduling.time.times import iso_utc
 
 # Changing any of these moves the fire times or the target: the schedule is checked again.
@@ -154,15 +155,20 @@ class RecurringSchedule(SchedulePolicies):
         """Validated, and keeps exactly one pending occurrence in step with the schedule."""
         self.clean()
         resume_from = track_pause(self)
-        with transaction.atomic(using=database_of(RecurringSchedule)):
+        using = database_of(RecurringSchedule)
+        # The create or edit's trace context, which the occurrences from now on take.
+        with tracing.creation(RecurringSchedule) as context, transaction.atomic(using=using):
             if not self._state.adding:
+                tracing.keep(RecurringSchedule, [self.pk], context, using=using)
                 saved = _save_existing(self, *args, resume_from=resume_from, **kwargs)
                 self.next_fire_at = _due_at(saved)
             elif self.pk is None:  # an INSERT: the schedule has no occurrence yet
                 super().save(*args, **kwargs)
+                tracing.keep(RecurringSchedule, [self.pk], context, using=using)
                 self.next_fire_at = occurrences_begin(schedule=self)
             else:  # an explicit pk may name a stored row, which save() then updates
                 super().save(*args, **kwargs)
+                tracing.keep(RecurringSchedule, [self.pk], context, using=using)
                 self.next_fire_at = _due_at(occurrence_ensure(schedule=self))
         self._loaded = _snapshot(self)
 

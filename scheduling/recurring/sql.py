@@ -30,3 +30,15 @@ WHERE schedule.id = fire.schedule_id AND schedule.id IN (
 )
 RETURNING schedule.id, schedule.fire_count
 """
+
+# Tracing (docs/tracing.md): new pending occurrences take their schedule's creation context, the
+# context of its last create or edit.
+INHERIT_SCHEDULE_CONTEXT = """
+INSERT INTO scheduling_creation_context (model, row_id, traceparent, tracestate)
+SELECT %s, occurrence.id, context.traceparent, context.tracestate
+FROM scheduled_occurrence AS occurrence
+JOIN scheduling_creation_context AS context
+    ON context.model = %s AND context.row_id = occurrence.schedule_id
+WHERE occurrence.schedule_id = ANY(%s::bigint[]) AND occurrence.status = 'pending'
+ON CONFLICT (model, row_id) DO NOTHING
+"""

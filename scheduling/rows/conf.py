@@ -101,6 +101,24 @@ def a_flag(name: str, value: object) -> bool:
     raise refused(name, value, "True or False")
 
 
+def a_trace_parent(name: str, value: object) -> str:
+    if value in ("link", "child"):
+        return str(value)
+    raise refused(
+        name, value, '"link" (a handling\'s span links to the event\'s creation) or "child"'
+    )
+
+
+def a_trace_url(name: str, value: object) -> str:
+    if isinstance(value, str) and (not value or "{trace_id}" in value):
+        return value
+    raise refused(
+        name,
+        value,
+        'a URL with "{trace_id}" in it, e.g. "https://jaeger.example/trace/{trace_id}", or ""',
+    )
+
+
 def a_rate(name: str, value: object) -> str:
     text = value.strip() if isinstance(value, str) else ""
     count = text.partition("/")[0]
@@ -222,6 +240,11 @@ class SchedulingSettings:
     # Task names (or fnmatch patterns, e.g. "billing.*") a keyed job's task callback may name
     # though this project's Celery app does not register them: other codebases' workers run them.
     external_tasks: tuple[str, ...] = setting((), task_patterns)
+    # A handling's `process` span links to each event's creation context ("link"), or is the
+    # child of it ("child", for a one-event message); and where the admin's timeline links a
+    # history entry's trace id ("" no link; docs/tracing.md).
+    trace_parent: str = setting("link", a_trace_parent)
+    trace_url: str = setting("", a_trace_url)
     # What SchedulingConfig.ready() does to the host's project; each can be turned off.
     admin_autoregister: bool = setting(True, a_flag)  # default admins on admin.site
     admin_pages: bool = setting(True, a_flag)  # "needs attention" and the dashboard on admin.site

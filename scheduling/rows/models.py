@@ -26,6 +26,7 @@ from scheduling.rows.querysets import ScheduledEventQuerySet
 from scheduling.rows.quiet import holds as quiet_rows
 from scheduling.rows.quiet.hours import QuietHours, validate_quiet_hours
 from scheduling.rows.states import Status, lifecycle_state
+from scheduling.rows.tracing import context as tracing
 from scheduling.time.times import (
     STORABLE_FROM,
     STORABLE_UNTIL,
@@ -149,11 +150,16 @@ class ScheduledEvent(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         require_aware(self.due_at, "due_at")
-        if self._state.adding and self.quiet_hours is not None:  # held, folded or skipped
-            insert = partial(super().save, *args, **kwargs)
-            quiet_rows.create(type(self), [self], insert, using=kwargs.get("using"))
-        else:
+        if not self._state.adding:
             super().save(*args, **kwargs)
+            return
+        with tracing.creation(type(self)) as carrier:
+            if self.quiet_hours is not None:  # held, folded or skipped
+                insert = partial(super().save, *args, **kwargs)
+                quiet_rows.create(type(self), [self], insert, using=kwargs.get("using"))
+            else:
+                super().save(*args, **kwargs)
+            tracing.keep(type(self), [self.pk], carrier, using=self._state.db or "default")
 
     @classmethod
     def check(cls, **kwargs: Any) -> list[checks.CheckMessage]:

@@ -20,6 +20,9 @@ class OutgoingTask:
     queue: str
     task_id: str
     kwargs: dict[str, Any]
+    # Message headers besides Celery's own: the W3C trace context (`traceparent`, `tracestate`)
+    # where a tracing SDK records (docs/tracing.md).
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

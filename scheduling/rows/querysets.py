@@ -20,6 +20,7 @@ from scheduling.rows.history import bulk
 from scheduling.rows.history.models import Kind
 from scheduling.rows.quiet import holds as quiet_rows
 from scheduling.rows.states import LIFECYCLE_STATES, Status
+from scheduling.rows.tracing import context as tracing
 from scheduling.time.times import (
     OUT_OF_RANGE,
     due_range_constraint_name,
@@ -215,10 +216,13 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         objs = list(objs)
         for obj in objs:
             require_aware(obj.due_at, "due_at")
-        if not quiet_rows.has_quiet_hours(self.model):
-            return super().bulk_create(objs, *args, **kwargs)
-        insert = partial(super().bulk_create, objs, *args, **kwargs)
-        quiet_rows.create(self.model, objs, insert, using=write_db(self))
+        with tracing.creation(self.model) as carrier:
+            if quiet_rows.has_quiet_hours(self.model):
+                insert = partial(super().bulk_create, objs, *args, **kwargs)
+                quiet_rows.create(self.model, objs, insert, using=write_db(self))
+            else:
+                objs = super().bulk_create(objs, *args, **kwargs)
+            tracing.keep(self.model, [obj.pk for obj in objs], carrier, using=write_db(self))
         return objs
 
     # --- quiet hours (scheduling/rows/quiet/holds.py): moved rows that land in a quiet span -------

@@ -244,7 +244,7 @@ def handle_batch(
     """A context manager yielding the Batch of these events' rows that still need handling."""
     if any(event.get("model") != model._meta.label_lower for event in events):
         raise ValueError(f"a batch for {model._meta.label} holds another model's events")
-    return as_worker(_handling(events, model))
+    return as_worker(_handling(events, model), model, events)
 
 
 @contextmanager

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -35,7 +35,7 @@ from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
-from scheduling.delivery import metrics
+from scheduling.delivery import metrics, tracing
 from scheduling.delivery.handling.signals import send_after_commit
 from scheduling.delivery.handling.sql import statements_for
 from scheduling.rows.actors import actor, process_actor
@@ -132,14 +132,20 @@ def handle_once(
     if model is not None and event_model is not model:
         raise ValueError(f"event {event.get('id')!r} is not a {model._meta.label} event")
     if event_model.at_most_once:
-        return as_worker(_handling_at_most_once(event, event_model, marks_effect))
-    return as_worker(_handling(event, event_model))
+        handling = _handling_at_most_once(event, event_model, marks_effect)
+    else:
+        handling = _handling(event, event_model)
+    return as_worker(handling, event_model, [event])
 
 
 @contextmanager
-def as_worker(handling: AbstractContextManager[T]) -> Iterator[T]:
-    # What the handler changes is recorded as the worker's doing.
-    with actor(process_actor("worker")), handling as row:
+def as_worker(
+    handling: AbstractContextManager[T],
+    model: type[ScheduledEvent],
+    events: Sequence[Mapping[str, Any]],
+) -> Iterator[T]:
+    # What the handler changes is recorded as the worker's doing, inside the `process` span.
+    with tracing.processing(model, events), actor(process_actor("worker")), handling as row:
         yield row
 
 
@@ -309,6 +315,7 @@ def _locked_if_unhandled(
     row = locked_row(model, event["pk"])
     if row is None or not row.can_be_handled(event["version"]):
         return None
+    tracing.note_attempt(row)
     return row
 
 

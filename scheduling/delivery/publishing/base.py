@@ -53,7 +53,7 @@ def json_body(message: OutgoingJson) -> str:
 def task_message(amqp: Any, task: OutgoingTask, origin: str) -> Any:
     """The protocol-2 message, built by Celery (`amqp` is `app.amqp`, fetched once: it is a
     locked cached property, costly to read per message)."""
-    return amqp.as_task_v2(
+    message = amqp.as_task_v2(
         task.task_id,
         task.task_name,
         kwargs=task.kwargs,
@@ -61,6 +61,8 @@ def task_message(amqp: Any, task: OutgoingTask, origin: str) -> Any:
         kwargsrepr=kwargs_repr(task),
         origin=origin,
     )
+    message.headers.update(task.headers)
+    return message
 
 
 def kwargs_repr(task: OutgoingTask) -> str:

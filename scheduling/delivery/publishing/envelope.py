@@ -30,7 +30,7 @@ class TaskMessageShape:
     def build(self, task: OutgoingTask) -> tuple[dict[str, Any], dict[str, Any], bytes]:
         """(headers, properties, serialised body) for `task`."""
         task_id = task.task_id
-        headers = {**self.headers, "id": task_id, "root_id": task_id}
+        headers = {**self.headers, "id": task_id, "root_id": task_id, **dict(task.headers)}
         headers["kwargsrepr"] = kwargs_repr(task)
         properties = {**self.properties, "correlation_id": task_id}
         return headers, properties, dumps((self.args, task.kwargs, self.embed))
@@ -79,9 +79,12 @@ class EnvelopeTemplate:
     skips that. A test holds it to the dict-built envelope.
     """
 
-    def __init__(self, shape: TaskMessageShape, queue: str) -> None:
+    def __init__(
+        self, shape: TaskMessageShape, queue: str, extra_headers: tuple[str, ...] = ()
+    ) -> None:
         task_id, kwargsrepr = placeholder("id"), placeholder("kwargsrepr")
         headers = {**shape.headers, "id": task_id, "root_id": task_id, "kwargsrepr": kwargsrepr}
+        headers.update({name: placeholder(f"header_{name}") for name in extra_headers})
         properties = {**shape.properties, "correlation_id": task_id}
         envelope = redis_envelope(
             placeholder("body"), headers, properties, placeholder("tag"), queue
@@ -100,6 +103,7 @@ class EnvelopeTemplate:
             "id": dumps(task.task_id),
             "kwargsrepr": dumps(kwargs_repr(task)),
             "tag": dumps(tag),
+            **{f"header_{name}": dumps(value) for name, value in task.headers},
         }
         out = [self.first]
         for name, text in self.rest:

@@ -35,7 +35,7 @@ class RedisBatchPublisher:
         self.amqp = app.amqp
         self.origin = f"scheduling@{socket.gethostname()}"
         self.shapes: dict[str, TaskMessageShape] = {}
-        self.templates: dict[tuple[str, str], EnvelopeTemplate] = {}
+        self.templates: dict[tuple[str, str, tuple[str, ...]], EnvelopeTemplate] = {}
         # Delivery tags: 128 random bits per publisher (a forked process makes its own), then a
         # counter; unique like uuid4s at a tenth of their cost. next() on a count is atomic.
         self.tag_prefix = os.urandom(16).hex()
@@ -62,11 +62,12 @@ class RedisBatchPublisher:
         return PreparedMessage(message, self._template(message).render(message, tag))
 
     def _template(self, task: OutgoingTask) -> EnvelopeTemplate:
-        key = (task.task_name, task.queue)
+        header_names = tuple(name for name, _ in task.headers)
+        key = (task.task_name, task.queue, header_names)
         template = self.templates.get(key)
         if template is None:
             template = self.templates[key] = EnvelopeTemplate(
-                self._shape(task.task_name), task.queue
+                self._shape(task.task_name), task.queue, header_names
             )
         return template
 

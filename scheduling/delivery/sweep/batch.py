@@ -17,7 +17,7 @@ from django.db.models import F, Model, prefetch_related_objects, signals
 from django.db.models.base import ModelState
 from django.db.models.functions import Now
 
-from scheduling.delivery import metrics
+from scheduling.delivery import metrics, tracing
 from scheduling.delivery.handling.signals import send_after_commit
 from scheduling.delivery.publishing import Publisher, PublishError
 from scheduling.delivery.sweep import backlog
@@ -96,11 +96,17 @@ def sweep_batch(
             rows = [row for row in rows if row.pk not in kept_back] if kept_back else rows
             if not rows:
                 return BatchResult(claimed=claimed)
-            plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
-            rate_limited = allowance.rate_limited(claimed)
-            result = publish_and_mark(
-                model, plan, publisher, claimed=claimed, cutoff=cutoff, rate_limited=rate_limited
-            )
+            with tracing.sending(model, rows):
+                plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
+                rate_limited = allowance.rate_limited(claimed)
+                result = publish_and_mark(
+                    model,
+                    plan,
+                    publisher,
+                    claimed=claimed,
+                    cutoff=cutoff,
+                    rate_limited=rate_limited,
+                )
             if set_aside is not None:
                 set_aside.update(result.set_aside)
             return result

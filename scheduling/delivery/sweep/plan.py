@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from scheduling.delivery.publishing import PreparedMessage, Publisher
 from scheduling.delivery.sweep.backlog import room_on
+from scheduling.delivery.tracing import with_trace_headers
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.outgoing import OutgoingJson, OutgoingTask
 from scheduling.time.times import iso_utc
@@ -77,7 +78,7 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
             elif isinstance(message := row.to_message(published_at), OutgoingJson):
                 to_queues.append((row, message))  # prepared once its queue has room
             else:
-                plan.publish.append((row, publisher.prepare(message)))
+                plan.publish.append((row, publisher.prepare(with_trace_headers(message, [row]))))
         except Exception as exc:  # a row that cannot be serialised must not hold up the rest
             plan.poisoned.append((row, failure(exc)))
     if batched:
@@ -115,18 +116,23 @@ def add_batch_messages(
     for start in range(0, len(events), size):
         chunk = events[start : start + size]
         try:
-            prepared = publisher.prepare(batch_message(model, chunk))
+            prepared = publisher.prepare(
+                with_trace_headers(batch_message(model, chunk), rows_of(chunk))
+            )
         except Exception:
             # One event of the chunk cannot be serialised: each goes alone, to find which.
             for row, event in chunk:
                 try:
-                    plan.publish.append(
-                        (row, publisher.prepare(batch_message(model, [(row, event)])))
-                    )
+                    message = with_trace_headers(batch_message(model, [(row, event)]), [row])
+                    plan.publish.append((row, publisher.prepare(message)))
                 except Exception as exc:
                     plan.poisoned.append((row, failure(exc)))
             continue
         plan.publish.extend((row, prepared) for row, _ in chunk)
+
+
+def rows_of(chunk: list[tuple[ScheduledEvent, dict[str, Any]]]) -> list[ScheduledEvent]:
+    return [row for row, _ in chunk]
 
 
 def batch_message(

@@ -8,7 +8,7 @@ Elsewhere (the embedded SQLite mode) the same happens in one transaction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -20,6 +20,7 @@ from django.utils import timezone
 from scheduling.rows.actors import current_actor
 from scheduling.rows.databases import write_db
 from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.tracing import context as tracing
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,22 @@ def changed_rows(rows: models.QuerySet[Any], change: Change) -> list[Any]:
 
 
 def _apply(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:
+    change = traced(change)
     # One statement needs no savepoint of its own; a transaction, for FOR UPDATE.
     with transaction.atomic(using=write_db(rows), savepoint=False):
         if connections[write_db(rows)].vendor == "postgresql":
-            return _apply_in_one_statement(rows, change, returning=returning)
-        changed = _apply_in_steps(rows, change)
-        return changed if returning else len(changed)
+            result = _apply_in_one_statement(rows, change, returning=returning)
+        else:
+            changed = _apply_in_steps(rows, change)
+            result = changed if returning else len(changed)
+    tracing.note_change(rows.model, change.kind, len(result) if returning else result)
+    return result
+
+
+def traced(change: Change) -> Change:
+    """The change with the current trace id in its entries' detail, where a span records."""
+    trace_id = tracing.current_trace_id()
+    return replace(change, detail={**change.detail, "trace_id": trace_id}) if trace_id else change
 
 
 def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:

@@ -14,6 +14,7 @@ from django.db.models.functions import Now
 from scheduling.rows.actors import current_actor, process_actor
 from scheduling.rows.databases import database_of
 from scheduling.rows.history.models import EventHistory, Kind
+from scheduling.rows.tracing import context as tracing
 
 
 def entry(
@@ -34,8 +35,14 @@ def entry(
         attempt=row.attempts if attempt is None else attempt,
         version=row.version,
         actor=actor if actor is not None else current_actor(),
-        detail=detail or {},
+        detail=with_trace_id(detail or {}),
     )
+
+
+def with_trace_id(detail: dict[str, Any]) -> dict[str, Any]:
+    """`detail`, and the current trace id where a span records (the admin links it)."""
+    trace_id = tracing.current_trace_id()
+    return {**detail, "trace_id": trace_id} if trace_id else detail
 
 
 def write(entries: Iterable[EventHistory], *, using: str | None = None) -> None:
