@@ -36,6 +36,8 @@ KINDS = {
     "rate_limits": "a dict: model label → rate or `None`",
     "partition_intervals": 'a dict: model label → `"<N>d"` or `"<N>h"`',
     "task_patterns": "a list of task names or patterns",
+    "a_trace_parent": '`"link"` or `"child"`',
+    "a_trace_url": 'a URL with `{trace_id}` in it, or `""`',
 }
 EMPTY = {"rate_limits": "{}", "partition_intervals": "{}", "task_patterns": "[]"}
 # The two settings read outside SchedulingSettings (scheduling.rows.setting_names.OTHER_NAMES).

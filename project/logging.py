@@ -4,7 +4,8 @@ With LOG_FORMAT=json `.ci/up` starts Celery with `--quiet` (no banner); the work
 log their start here as one line each, with what the banner told (queues, concurrency).
 
 Fields: time (UTC, ISO 8601), level, logger, message, and the record's `extra` fields (the
-sweep's batch line adds model, count, lateness and its event ids). Only plain JSON values of
+sweep's batch line adds model, count, lateness and its event ids), and, where the demo is traced,
+the trace_id and span_id of the span the line was written in. Only plain JSON values of
 `extra` are kept: an object such as django.request's `request` would print its path, which may
 hold a download token the message itself has had redacted.
 """
@@ -20,6 +21,16 @@ log = logging.getLogger("celery.apps")
 
 STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 PLAIN = (str, int, float, bool, type(None), list, dict)
+# What OpenTelemetry's logging instrumentation adds to each record where the demo is traced
+# (project/telemetry.py); printed as trace_id and span_id, only inside a span.
+TRACING = {"otelTraceID", "otelSpanID", "otelServiceName", "otelTraceSampled"}
+
+
+def trace_ids(record: logging.LogRecord) -> dict[str, str]:
+    trace_id = getattr(record, "otelTraceID", "0")
+    if trace_id in ("0", "", None):
+        return {}
+    return {"trace_id": trace_id, "span_id": getattr(record, "otelSpanID", "")}
 
 
 class JsonFormatter(logging.Formatter):
@@ -33,8 +44,9 @@ class JsonFormatter(logging.Formatter):
         entry |= {
             key: value
             for key, value in vars(record).items()
-            if key not in STANDARD and isinstance(value, PLAIN)
+            if key not in STANDARD | TRACING and isinstance(value, PLAIN)
         }
+        entry |= trace_ids(record)
         if record.exc_info:
             entry["exc_info"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)

@@ -16,8 +16,8 @@ never waits for it (SKIP LOCKED), nor it for them. Measured against window sizes
 done rows themselves and one DELETE (docs/benchmarks.md, "Retention"). A partitioned table
 first loses its wholly done partitions (scheduling.rows.partitions).
 
-A row's history (`EventHistory`) goes with it, in its batch's transaction (on PostgreSQL in
-the DELETE's own statement). A row deleted otherwise (its domain entity's CASCADE, a raw
+A row's history (`EventHistory`) and its creation context (tracing) go with it, in its batch's
+transaction (on PostgreSQL in the DELETE's own statement). A row deleted otherwise (its domain entity's CASCADE, a raw
 DELETE) leaves its entries behind: once a scheduled model's walk reaches its table's end, a
 second one walks its entries by the (model, row_id, at) index, SCHEDULING_BATCH_SIZE entries a
 batch, deleting those whose row is gone (rows off the happy path only: a short walk).
@@ -48,6 +48,7 @@ from scheduling.rows.retention import Cutoffs, cutoff_params, cutoffs, done_cond
 from scheduling.rows.retention import (  # the path the docs gave, for a release
     older_than_done_retention as older_than_done_retention,
 )
+from scheduling.rows.tracing.models import CreationContext
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +168,9 @@ def delete_with_entries(cursor: Any, gone: str, params: dict[str, Any]) -> tuple
     entries."""
     cursor.execute(
         f"WITH gone AS ({gone}), entries AS (DELETE FROM {history_table(cursor.db)}"
-        " WHERE model = %(label)s AND row_id = ANY(ARRAY(SELECT pk FROM gone)) RETURNING 1)"
+        " WHERE model = %(label)s AND row_id = ANY(ARRAY(SELECT pk FROM gone)) RETURNING 1),"
+        f" contexts AS (DELETE FROM {contexts_table(cursor.db)}"
+        " WHERE model = %(label)s AND row_id = ANY(ARRAY(SELECT pk FROM gone)))"
         " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM entries)",
         params,
     )
@@ -178,8 +181,10 @@ def delete_with_entries(cursor: Any, gone: str, params: dict[str, Any]) -> tuple
 def delete_entries(model: type[Model], pks: list[Any]) -> int:
     if not has_history(model) or not pks:
         return 0
-    history = EventHistory.objects.using(database_of(model))
-    return history.filter(model=model._meta.label_lower, row_id__in=pks).delete()[0]
+    using, label = database_of(model), model._meta.label_lower
+    CreationContext.objects.using(using).filter(model=label, row_id__in=pks).delete()
+    history = EventHistory.objects.using(using)
+    return history.filter(model=label, row_id__in=pks).delete()[0]
 
 
 def done_rows_sql(model: type[Model], *, bounded_below: bool) -> str:
@@ -213,6 +218,10 @@ def has_history(model: type[Model]) -> bool:
 
 def history_table(db: Any) -> str:  # on the model's database, with its rows
     return str(db.ops.quote_name(EventHistory._meta.db_table))
+
+
+def contexts_table(db: Any) -> str:  # the rows' creation contexts (tracing), there too
+    return str(db.ops.quote_name(CreationContext._meta.db_table))
 
 
 def quoted(model: type[Model]) -> tuple[str, str]:

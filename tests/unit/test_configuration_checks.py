@@ -25,6 +25,8 @@ REFUSED = {
     conf.a_string: 3,
     conf.a_rate: "lots",
     conf.task_patterns: "billing.*",
+    conf.a_trace_parent: "parent",
+    conf.a_trace_url: "https://traces.example/",
     conf.a_flag: "no",
     conf.rate_limits: ["testapp.ScheduledPing=5/s"],
     conf.partition_intervals: "1d",

@@ -47,13 +47,9 @@ from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
 
 from scheduling.delivery import metrics
-from scheduling.delivery.handling.once import (
-    Handling,
-    as_worker,
-    record_failure,
-    record_failure_during_effect,
-)
+from scheduling.delivery.handling.once import Handling, record_failure, record_failure_during_effect
 from scheduling.delivery.handling.sql import statements_for
+from scheduling.delivery.handling.worker import as_worker
 from scheduling.rows.databases import database_of
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.partitions import partitioning_of, retrying_moved_rows

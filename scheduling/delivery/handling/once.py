@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -38,7 +38,8 @@ from django.utils import timezone
 from scheduling.delivery import metrics, tracing
 from scheduling.delivery.handling.signals import send_after_commit
 from scheduling.delivery.handling.sql import statements_for
-from scheduling.rows.actors import actor, process_actor
+from scheduling.delivery.handling.worker import as_worker
+from scheduling.rows.actors import process_actor
 from scheduling.rows.databases import database_of
 from scheduling.rows.history import record
 from scheduling.rows.history.models import Kind
@@ -136,17 +137,6 @@ def handle_once(
     else:
         handling = _handling(event, event_model)
     return as_worker(handling, event_model, [event])
-
-
-@contextmanager
-def as_worker(
-    handling: AbstractContextManager[T],
-    model: type[ScheduledEvent],
-    events: Sequence[Mapping[str, Any]],
-) -> Iterator[T]:
-    # What the handler changes is recorded as the worker's doing, inside the `process` span.
-    with tracing.processing(model, events), actor(process_actor("worker")), handling as row:
-        yield row
 
 
 @contextmanager

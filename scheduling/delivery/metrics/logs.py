@@ -31,7 +31,9 @@ def batch_ids(rows: Sequence[ScheduledEvent]) -> BatchIds:
     return rows[0].event_id, rows[-1].event_id, every
 
 
-def log_published(model_label: str, lateness: list[float], ids: BatchIds) -> None:
+def log_published(
+    model_label: str, lateness: list[float], ids: BatchIds, trace_id: str | None = None
+) -> None:
     first, last, every = ids
     worst, middle = max(lateness), statistics.median(lateness)
     extra: dict[str, Any] = {"model": model_label, "count": len(lateness)}
@@ -39,11 +41,12 @@ def log_published(model_label: str, lateness: list[float], ids: BatchIds) -> Non
     extra |= {"first_event_id": first, "last_event_id": last}
     if every:
         extra["event_ids"] = every
-    sweep_log.info(
-        "published %d %s events (%s .. %s), lateness p50 %.3f s, max %.3f s",
-        *(len(lateness), model_label, first, last, middle, worst),
-        extra=extra,
-    )
+    line = "published %d %s events (%s .. %s), lateness p50 %.3f s, max %.3f s"
+    arguments: tuple[Any, ...] = (len(lateness), model_label, first, last, middle, worst)
+    if trace_id:  # the batch's `send` span's, where a tracing SDK records
+        extra["trace_id"] = trace_id
+        line, arguments = f"{line}, trace_id %s", (*arguments, trace_id)
+    sweep_log.info(line, *arguments, extra=extra)
 
 
 class SweepsAlive:

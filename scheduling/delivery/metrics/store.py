@@ -31,6 +31,7 @@ from scheduling.delivery.metrics.lateness import binned_quantile, lateness_bin
 from scheduling.delivery.metrics.logs import SWEEPS_ALIVE, BatchIds, batch_ids, log_published
 from scheduling.rows.databases import database_of, redis_client_for_locks
 from scheduling.rows.models import ScheduledEvent
+from scheduling.rows.tracing.context import current_trace_id
 
 log = logging.getLogger("scheduling.metrics")
 
@@ -88,9 +89,12 @@ def record_published(
     """
     if rows:
         lateness = [max((cutoff - late_since(row)).total_seconds(), 0.0) for row in rows]
-        ids = batch_ids(rows)
+        ids, trace_id = batch_ids(rows), current_trace_id()
         _after_commit(
-            model, lambda: _published(label(model), lateness, ids, rate_limited=rate_limited)
+            model,
+            lambda: _published(
+                label(model), lateness, ids, rate_limited=rate_limited, trace_id=trace_id
+            ),
         )
 
 
@@ -136,9 +140,14 @@ def record_handle_failure(model: type[ScheduledEvent], *, retried: bool) -> None
 
 
 def _published(
-    model_label: str, lateness: list[float], ids: BatchIds, *, rate_limited: bool
+    model_label: str,
+    lateness: list[float],
+    ids: BatchIds,
+    *,
+    rate_limited: bool,
+    trace_id: str | None = None,
 ) -> None:
-    log_published(model_label, lateness, ids)
+    log_published(model_label, lateness, ids, trace_id)
     buckets = Counter(_bucket_field("lateness", LATENESS_BUCKETS, value) for value in lateness)
 
     def write(pipe: Any) -> None:

@@ -92,21 +92,13 @@ def sweep_batch(
         with CYCLIC_GC.paused(), transaction.atomic(using=database_of(model)):
             cutoff = begin_batch(conf, now, database_of(model))
             claimed, rows = claim_batch(model, cutoff=cutoff, limit=allowance.rows, skip=set_aside)
-            kept_back = model.keep_back(rows, now=cutoff) if rows else set()
-            rows = [row for row in rows if row.pk not in kept_back] if kept_back else rows
+            rows = not_kept_back(model, rows, cutoff)
             if not rows:
                 return BatchResult(claimed=claimed)
             with tracing.sending(model, rows):
                 plan = plan_batch(rows, cutoff=cutoff, publisher=publisher)
-                rate_limited = allowance.rate_limited(claimed)
-                result = publish_and_mark(
-                    model,
-                    plan,
-                    publisher,
-                    claimed=claimed,
-                    cutoff=cutoff,
-                    rate_limited=rate_limited,
-                )
+                limited = allowance.rate_limited(claimed)
+                result = publish_and_mark(model, plan, publisher, claimed, cutoff, limited)
             if set_aside is not None:
                 set_aside.update(result.set_aside)
             return result
@@ -133,11 +125,18 @@ def claim_batch(
     return claimed, rows
 
 
+def not_kept_back(
+    model: type[ScheduledEvent], rows: list[ScheduledEvent], cutoff: datetime
+) -> list[ScheduledEvent]:
+    """The claimed rows but those the model keeps back (ScheduledEvent.keep_back)."""
+    kept_back = model.keep_back(rows, now=cutoff) if rows else set()
+    return [row for row in rows if row.pk not in kept_back] if kept_back else rows
+
+
 def publish_and_mark(
     model: type[ScheduledEvent],
     plan: BatchPlan,
     publisher: Publisher,
-    *,
     claimed: int,
     cutoff: datetime,
     rate_limited: bool = False,

@@ -13,6 +13,7 @@ from django.utils import formats, timezone
 
 from scheduling.ops.admin.wording import lateness, short_duration
 from scheduling.ops.api.routes import history_url
+from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.history.models import Kind
 from scheduling.rows.history.timeline import Entry, timeline_count, timeline_page
 
@@ -23,7 +24,7 @@ LATE_VERBS = {
     Kind.RETRIED: "retried",
     Kind.EXPIRED: "expired",
 }
-SHOWN_ELSEWHERE = {"error_type", "stage", "before", "how", "business_due_at"}
+SHOWN_ELSEWHERE = {"error_type", "stage", "before", "how", "business_due_at", "trace_id"}
 
 
 TIME_FORMAT = "Y-m-d H:i:s T"
@@ -39,6 +40,8 @@ class TimelineLine:
     version: int
     actor: str
     details: list[str]
+    trace_id: str = ""  # the span the entry was written in (docs/tracing.md)
+    trace_url: str = ""  # where SCHEDULING_TRACE_URL shows that trace
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,23 @@ def timeline_lines(row: Any) -> LatestLines:
 
 def line_of(entry: Entry) -> TimelineLine:
     label = Kind(entry.kind).label if entry.kind in Kind.values else entry.kind
+    trace_id = str(entry.detail.get("trace_id") or "")
     return TimelineLine(
-        when(entry.at), entry.kind, label, entry.attempt, entry.version, entry.actor, details(entry)
+        when(entry.at),
+        entry.kind,
+        label,
+        entry.attempt,
+        entry.version,
+        entry.actor,
+        details(entry),
+        trace_id,
+        trace_url(trace_id),
     )
+
+
+def trace_url(trace_id: str) -> str:
+    template = scheduling_settings().trace_url
+    return template.replace("{trace_id}", trace_id) if template and trace_id else ""
 
 
 def details(entry: Entry) -> list[str]:

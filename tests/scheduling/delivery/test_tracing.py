@@ -226,3 +226,60 @@ def test_a_recurring_occurrence_links_to_its_schedules_last_create_or_edit(spans
     pending = schedule.occurrences.get(status="pending")
     kept = CreationContext.objects.get(model=occurrences, row_id=pending.pk).traceparent
     assert kept.split("-")[1] == f"{trace_id_of(edited):032x}"
+
+
+def test_a_purged_rows_creation_context_goes_with_it(spans):
+    from scheduling.delivery.tasks import purge_task
+
+    with request_span():
+        row = due_ping()
+    long_ago = timezone.now() - timedelta(days=8)
+    ScheduledPing.objects.filter(pk=row.pk).update(
+        status="delivered", delivered_at=long_ago, handled_at=long_ago
+    )
+
+    purge_task()
+
+    assert not ScheduledPing.objects.filter(pk=row.pk).exists()
+    assert not CreationContext.objects.filter(row_id=row.pk).exists()
+
+
+def test_the_sweeps_batch_line_names_its_send_spans_trace(spans, caplog):
+    with request_span():
+        due_ping()
+
+    with caplog.at_level("INFO", logger="scheduling.sweep"):
+        sweep(ScheduledPing)
+
+    [send] = named(spans, "send testapp")
+    [line] = [r for r in caplog.records if r.getMessage().startswith("published")]
+    assert line.trace_id == f"{send.context.trace_id:032x}"
+    assert line.getMessage().endswith(f"trace_id {send.context.trace_id:032x}")
+
+
+def test_the_admin_timeline_links_each_entry_to_its_trace(spans, admin_client, settings):
+    settings.SCHEDULING_TRACE_URL = "https://traces.example/trace/{trace_id}"
+    row = due_ping()
+    with request_span("POST /admin/testapp/scheduledping/") as cancel:
+        ScheduledPing.objects.filter(pk=row.pk).cancel("wrong ping")
+
+    page = admin_client.get(f"/admin/testapp/scheduledping/{row.pk}/change/")
+
+    trace_id = f"{trace_id_of(cancel):032x}"
+    [line] = [line for line in page.context["timeline"] if line.kind == "cancelled"]
+    assert line.trace_url == f"https://traces.example/trace/{trace_id}"
+    assert f'href="https://traces.example/trace/{trace_id}"' in page.content.decode()
+
+
+def test_a_trace_url_without_the_trace_id_is_refused_naming_the_setting(settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from scheduling.rows.conf import scheduling_settings
+
+    settings.SCHEDULING_TRACE_URL = "https://traces.example/trace/"
+    with pytest.raises(ImproperlyConfigured, match=r"SCHEDULING_TRACE_URL=.*\{trace_id\}"):
+        scheduling_settings()
+    settings.SCHEDULING_TRACE_URL = ""
+    settings.SCHEDULING_TRACE_PARENT = "parent"
+    with pytest.raises(ImproperlyConfigured, match=r'SCHEDULING_TRACE_PARENT=.*"link"'):
+        scheduling_settings()
