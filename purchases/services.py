@@ -24,7 +24,7 @@ from django.utils import timezone
 from purchases.headers import header_text
 from purchases.models import Customer, Purchase, Release, ScheduledPurchase, Track
 from purchases.refunds import send_refund_confirmation
-from scheduling import require_aware, storable_utc
+from scheduling import require_aware, storable_utc, traced_insert
 
 DOWNLOAD_SALT = "purchases.download"
 
@@ -137,14 +137,16 @@ def _insert_sale(purchase: Purchase, release_date: datetime) -> int | None:
         INSERT INTO scheduled_purchase (purchase_id, track_id, due_at, {row})
         SELECT purchase.id, fulfillment.track_id, fulfillment.due_at, {placeholders(row_values)}
         FROM purchase, fulfillment
-        RETURNING purchase_id
+        RETURNING purchase_id, id
     """
     params = [*bought_values, purchase.customer_id, release_date, now]
     params += [release_date, now, purchase.release_id, *row_values]
-    with connection.cursor() as cursor:
+    # The rows keep the trace of the request that sold the release (docs/tracing.md).
+    with traced_insert(ScheduledPurchase) as keep_context, connection.cursor() as cursor:
         cursor.execute(sale, params)
-        inserted = cursor.fetchone()
-    return inserted[0] if inserted else None
+        inserted = cursor.fetchall()
+        keep_context([row_id for _, row_id in inserted])
+    return inserted[0][0] if inserted else None
 
 
 @transaction.atomic

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from scheduling.rows.retention import older_than_done_retention
     from scheduling.rows.routers import AppDatabaseRouter
     from scheduling.rows.states import Status
+    from scheduling.rows.tracing.context import traced_insert
     from scheduling.time.times import require_aware, storable_utc
 
 PUBLIC = {
@@ -78,6 +79,7 @@ PUBLIC = {
     "run_due": "scheduling.delivery.testing",
     "scheduled": "scheduling.delivery.testing",
     "timeline": "scheduling.rows.history.timeline",
+    "traced_insert": "scheduling.rows.tracing.context",
 }
 __all__ = [
     "AppDatabaseRouter",
@@ -109,6 +111,7 @@ __all__ = [
     "scheduled",
     "storable_utc",
     "timeline",
+    "traced_insert",
 ]
 
 

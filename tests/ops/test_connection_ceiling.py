@@ -3,10 +3,7 @@ its Procfile line, started as `.ci/up` starts it (project settings, honcho's she
 110 keep-alive client connections, one request each and left open, with no 500."""
 
 import http.client
-import os
-import signal
 import socket
-import subprocess
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,16 +13,12 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.conftest import ROOT, stop_process, wait_for
-from tests.ops.test_up_processes import free_port, up_environment
+from tests.conftest import wait_for
+from tests.ops.procfile import process_env, procfile_process
+from tests.ops.test_up_processes import free_port
 
 CLIENTS = 110
 CEILING = 30  # the issue's bound for the whole web process
-
-
-def web_line() -> str:
-    lines = (ROOT / ".ci" / "Procfile").read_text().splitlines()
-    return next(line.removeprefix("web:").strip() for line in lines if line.startswith("web:"))
 
 
 def database_connections(name: str) -> int:
@@ -66,32 +59,10 @@ def listening(port: int) -> bool:
 def running_web(subprocess_env: dict[str, str], log_path: Path, **settings: str) -> Iterator[int]:
     """The Procfile's web line on a free port, with `settings` in its environment; its port."""
     port = free_port()
-    env = {
-        **up_environment(PORT=str(port)),
-        **{
-            name: subprocess_env[name]
-            for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
-        },
-        "DJANGO_SETTINGS_MODULE": "project.settings",
-        **settings,
-    }
-    log = log_path.open("w")
-    # As honcho runs a Procfile line: through the shell, here in a process group of its own.
-    process = subprocess.Popen(
-        ["/bin/sh", "-c", web_line()],
-        env=env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-    )
-    try:
+    env = process_env(subprocess_env, PORT=str(port), **settings)
+    with procfile_process("web", env, log_path):
         wait_for(lambda: listening(port), timeout=60)
         yield port
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        stop_process(process)
-        log.close()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ nothing is started, written or read: scheduling and sweeping cost what they did.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -17,6 +17,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, SpanContext, SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from scheduling.rows.databases import database_of
 from scheduling.rows.tracing.models import CreationContext
 
 # The W3C format whatever propagators the host configured: what is stored must read back.
@@ -114,6 +115,20 @@ def keep(
         unique_fields=["model", "row_id"],
         update_fields=["traceparent", "tracestate"],
     )
+
+
+@contextmanager
+def traced_insert(model: type[models.Model]) -> Iterator[Callable[[Sequence[Any]], None]]:
+    """For rows of `model` inserted without the ORM (raw SQL): wrap the insert, then call what
+    this yields with the new rows' pks. They keep their creation context, as rows made by
+    save() and bulk_create() do; nothing happens while no tracing SDK records.
+
+        with traced_insert(ScheduledPurchase) as keep_context:
+            pks = insert_rows_in_sql()
+            keep_context(pks)
+    """
+    with creation(model) as carrier:
+        yield lambda pks: keep(model, pks, carrier, using=database_of(model))
 
 
 def stored_carriers(label: str, pks: Collection[Any], using: str) -> dict[Any, Carrier]:
