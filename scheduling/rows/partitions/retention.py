@@ -31,6 +31,7 @@ from scheduling.rows.partitions.catalog import (
     partitions_of,
     quote,
 )
+from scheduling.rows.tracing.models import CreationContext
 
 LOCK_TIMEOUT = "2s"
 log = logging.getLogger(__name__)
@@ -104,8 +105,24 @@ def detach(
             # A row changed in between and is no longer done: the partition goes back as it was.
             execute(connection, reattach)
             return False
+        forget_contexts(connection, name, params)
         execute(connection, f"DROP TABLE {name}")
     except DatabaseError:
         execute(connection, reattach)  # never left detached, its rows out of the table's sight
         raise
     return True
+
+
+def forget_contexts(connection: Any, partition: str, params: dict[str, Any]) -> None:
+    """The dropped rows' creation contexts (tracing, docs/tracing.md) go with them. A model
+    never traced has none: one probe of the index, nothing deleted."""
+    contexts, label = quote(connection, CreationContext._meta.db_table), params["label"]
+    ((traced,),) = fetch(
+        connection, f"SELECT EXISTS (SELECT 1 FROM {contexts} WHERE model = %s)", [label]
+    )
+    if traced:
+        execute(
+            connection,
+            f"DELETE FROM {contexts} WHERE model = %s AND row_id IN (SELECT id FROM {partition})",
+            [label],
+        )

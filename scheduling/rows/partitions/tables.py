@@ -101,6 +101,5 @@ def drop_purgeable(model: Any, limits: Cutoffs) -> Dropped:
     cutoff = max(limits.done_before, limits.failed_before)
     conn = connection_for(model)
     conditions = (done_condition(model, kept_too=False), done_condition(model))
-    return drop_done_partitions(
-        conn, model._meta.db_table, conditions, cutoff_params(limits, model), cutoff
-    )
+    params = {**cutoff_params(limits, model), "label": model._meta.label_lower}
+    return drop_done_partitions(conn, model._meta.db_table, conditions, params, cutoff)

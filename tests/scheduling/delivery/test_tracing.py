@@ -283,3 +283,23 @@ def test_a_trace_url_without_the_trace_id_is_refused_naming_the_setting(settings
     settings.SCHEDULING_TRACE_PARENT = "parent"
     with pytest.raises(ImproperlyConfigured, match=r'SCHEDULING_TRACE_PARENT=.*"link"'):
         scheduling_settings()
+
+
+@pytest.mark.django_db  # rolled back: the partitions it drops are other tests' too
+def test_a_dropped_partitions_creation_contexts_go_with_it(spans):
+    from scheduling.rows.clock import database_now
+    from scheduling.rows.purge import purge_model
+    from tests.scheduling.rows.test_partitions import rows_of
+    from tests.testapp.models import ScheduledPingPartitioned
+
+    old = database_now() - timedelta(days=60)
+    with request_span():
+        rows_of(ScheduledPingPartitioned, 3, due_at=old, status="cancelled")
+    ScheduledPingPartitioned.objects.update(cancelled_at=old, updated_at=old)
+    label = "testapp.scheduledpingpartitioned"
+    assert CreationContext.objects.filter(model=label).count() == 3
+
+    result = purge_model(ScheduledPingPartitioned, now=database_now() + timedelta(days=400))
+
+    assert result.partitions >= 1
+    assert not CreationContext.objects.filter(model=label).exists()
