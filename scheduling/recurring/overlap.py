@@ -161,9 +161,13 @@ def _buffer(
 
 
 def preload_fire_times(rows: Sequence[Occurrence], *, model: type[Any]) -> None:
-    """business_due_at is left out of the claim; buffer_one rows read it for their fire time:
-    one query for the batch instead of one per row."""
-    wanted = [row for row in rows if row.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE]
+    """business_due_at is left out of the claim; buffer_one and jittered rows read it for their
+    fire time: one query for the batch instead of one per row."""
+    wanted = [
+        row
+        for row in rows
+        if row.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE or row.schedule.jitter
+    ]
     if not wanted:
         return
     stored = dict(

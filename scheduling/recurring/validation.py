@@ -19,6 +19,7 @@ from scheduling.recurring.conf import (
     RecurringSettings,
     recurring_settings,
 )
+from scheduling.recurring.jitter import JITTER_FORM, MAX_JITTER
 from scheduling.recurring.policies import policy_errors
 from scheduling.recurring.shapes import Schedule
 from scheduling.recurring.templates import TemplateError, validate_template
@@ -112,6 +113,9 @@ def _time_errors(schedule: Schedule) -> dict[str, str]:
     window = schedule.catchup_window
     if not isinstance(window, timedelta) or not timedelta(0) < window <= MAX_CATCHUP_WINDOW:
         errors["catchup_window"] = f"catchup_window must be {CATCHUP_WINDOW_FORM}."
+    jitter = schedule.jitter
+    if isinstance(jitter, bool) or not isinstance(jitter, int) or not 0 <= jitter <= MAX_JITTER:
+        errors["jitter"] = f"jitter must be {JITTER_FORM}; got {jitter!r}."
     return errors
 
 
