@@ -14,7 +14,8 @@ from django.core.exceptions import ValidationError
 from scheduling.delivery.handling.once import handle_once
 from scheduling.recurring.jitter import MAX_JITTER, jitter_offset, jittered
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
-from scheduling.recurring.services import schedules_repair
+from scheduling.recurring.services import occurrence_skip, schedules_repair
+from scheduling.rows.history.timeline import timeline
 from scheduling.time.calendars.models import Calendar
 from tests.conftest import CURRENT_TIME
 from tests.scheduling.recurring.conftest import (
@@ -115,6 +116,21 @@ def test_each_fire_is_due_within_the_jitter_and_keeps_its_planned_time(broker):
     assert schedule.last_fired_at == at(12, 3)  # the planned time, not the jittered one
     delivered = schedule.occurrences.filter(status=Status.DELIVERED).order_by("due_at")
     assert [row.business_time for row in delivered] == planned
+    for row, t in zip(delivered, planned, strict=True):  # the history: scheduled for t
+        entries = {entry.kind: entry for entry in timeline(row)}
+        assert entries["scheduled"].detail["due_at"] == t.isoformat()
+        late = (row.delivered_at - t).total_seconds()
+        assert entries["published"].detail["late_by_seconds"] == pytest.approx(late, abs=0.001)
+
+
+@pytest.mark.usefixtures("frozen_clock")
+def test_skipping_a_jittered_fire_materialises_the_next_at_its_own_offset():
+    schedule = make_schedule(jitter=30)
+
+    assert occurrence_skip(occurrence=head(schedule))
+
+    assert head(schedule).business_time == at(12, 2)
+    assert head(schedule).due_at == jittered(schedule.name, at(12, 2), 30)
 
 
 @pytest.mark.usefixtures("frozen_clock")
