@@ -6,9 +6,10 @@ every host, in every process and on every replan (Python's hash() is salted per 
 from __future__ import annotations
 
 import hashlib
+import itertools
 from datetime import UTC, datetime, timedelta
 
-from scheduling.recurring.shapes import Occurrence
+from scheduling.recurring.shapes import Occurrence, Schedule
 
 MAX_JITTER = 86_400  # seconds: one day
 JITTER_FORM = f"a whole number of seconds from 0 (no jitter) to {MAX_JITTER:,} (one day)"
@@ -17,6 +18,9 @@ JITTER_ERRORS = {
     key: f"Enter {JITTER_FORM}."
     for key in ("invalid", "min_value", "max_value", "max_string_length")
 }
+# The fire times a jitter is checked against: enough to meet every gap of a daily or hourly
+# pattern (a "0,1 * * * *" or a "0 9,17 * * *"), few enough for a form's save.
+GAP_SAMPLE = 100
 _MICROSECONDS = 1_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -47,3 +51,15 @@ def planned_fire(occurrence: Occurrence) -> datetime:
     if occurrence.due_at == jittered(schedule.name, planned, schedule.jitter):
         return planned
     return occurrence.due_at
+
+
+def shortest_gap(schedule: Schedule, after: datetime) -> timedelta | None:
+    """The shortest time between two of the schedule's next GAP_SAMPLE fire times after
+    `after`; None when it has fewer than two."""
+    times: list[datetime] = []
+    fire = schedule.next_fire_after(after)
+    while fire is not None and len(times) < GAP_SAMPLE:
+        times.append(fire)
+        fire = schedule.next_fire_after(fire)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    return min(gaps, default=None)

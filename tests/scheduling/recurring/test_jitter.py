@@ -288,3 +288,18 @@ def test_the_admin_form_takes_a_jitter_and_refuses_a_bad_one(admin_client):
     assert response.status_code == 200
     assert "from 0 (no jitter) to 86,400 (one day)" in response.content.decode()
     assert not RecurringSchedule.objects.filter(name="other").exists()
+
+
+@pytest.mark.usefixtures("frozen_clock")
+def test_a_jitter_longer_than_the_gap_between_fire_times_is_refused_naming_the_gap(api):
+    every_minute = {"name": "minutely", "cron": "* * * * *", "queue": "q"}
+    assert api.post(URL, {**every_minute, "jitter": 60}, format="json").status_code == 201
+
+    response = api.patch(URL + "minutely/", {"jitter": 61}, format="json")
+    assert response.status_code == 400, response.content
+    [message] = response.json()["jitter"]
+    assert "at most the shortest gap between two fire times (60 s with cron '* * * * *')" in message
+
+    response = api.patch(URL + "minutely/", {"cron": "0,1 * * * *", "jitter": 120}, format="json")
+    assert response.status_code == 400  # 60 s between :00 and :01, however long the rest
+    assert "(60 s with cron '0,1 * * * *')" in response.json()["jitter"][0]
