@@ -278,6 +278,8 @@ def test_the_api_takes_a_jitter_and_refuses_a_bad_one_naming_the_bound(api):
 
 @pytest.mark.usefixtures("frozen_clock")
 def test_the_admin_form_takes_a_jitter_and_refuses_a_bad_one(admin_client):
+    assert 'name="jitter"' in admin_client.get(SCHEDULES + "add/").content.decode()
+
     response = admin_client.post(SCHEDULES + "add/", form_data(jitter="90"))
     assert response.status_code == 302
     schedule = RecurringSchedule.objects.get(name="nightly")
