@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from scheduling.delivery.handling.once import handle_once
 from scheduling.recurring.jitter import MAX_JITTER, jitter_offset, jittered
@@ -245,6 +247,24 @@ def test_a_holiday_calendar_skips_the_planned_time(broker):
 
     assert scheduled_for(broker) == [f"2026-11-{day}T14:00:00Z" for day in (23, 24, 25, 27)]
     assert head(schedule).business_time == datetime(2026, 11, 30, 14, tzinfo=UTC)
+
+
+def test_a_batch_of_jittered_fires_costs_the_same_queries_as_a_few(broker):
+    def sweep_queries(now: datetime) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert sweep_at(now).delivered > 0
+        return len(queries)
+
+    for _ in range(5):
+        make_schedule(jitter=30)
+    few = sweep_queries(at(12, 1, 30))
+    for _ in range(45):
+        make_schedule(jitter=30)
+
+    # 50 published, each successor inserted: the planned times are read in one query for the
+    # batch, none a row.
+    assert sweep_queries(at(12, 2, 30)) == few
+    assert ScheduledOccurrence.objects.filter(status=Status.DELIVERED).count() == 55
 
 
 # --- input --------------------------------------------------------------------------------------
