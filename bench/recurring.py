@@ -26,7 +26,7 @@ def configure() -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
-def schedule_columns(*, task: bool) -> tuple[str, str]:
+def schedule_columns(*, task: bool, jitter: int = 0) -> tuple[str, str]:
     """recurring_schedule's columns and values for every-minute schedules."""
     from bench.cron_load import columns, literal
     from scheduling.recurring.models import RecurringSchedule
@@ -43,6 +43,7 @@ def schedule_columns(*, task: bool) -> tuple[str, str]:
             "enabled": "true",
             "misfire_policy": "'fire_once'",
             "starts_at": "now() - interval '1 day'",
+            "jitter": str(jitter),
             "version": "1",
             "created_at": "now()",
             "updated_at": "now()",
@@ -50,16 +51,16 @@ def schedule_columns(*, task: bool) -> tuple[str, str]:
     )
 
 
-def make_schedules(count: int, *, task: bool) -> datetime:
-    """`count` every-minute schedules, each with its occurrence due at the start of the
-    current minute (SQL, fast); returns that minute."""
+def make_schedules(count: int, *, task: bool, jitter: int = 0) -> datetime:
+    """`count` every-minute schedules (with `jitter` seconds), each with its occurrence due at
+    the start of the current minute (SQL, fast); returns that minute."""
     from bench.common import sql, vacuum
     from scheduling.rows.clock import database_now
 
     minute = database_now().replace(second=0, microsecond=0)
 
     sql("TRUNCATE scheduled_occurrence, recurring_schedule RESTART IDENTITY")
-    names, values = schedule_columns(task=task)
+    names, values = schedule_columns(task=task, jitter=jitter)
     # Every other NOT NULL column takes the model's default (bench/cron_load.py).
     sql(
         f"INSERT INTO recurring_schedule ({names}) SELECT {values} FROM generate_series(1, %s) g",

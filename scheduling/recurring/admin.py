@@ -26,6 +26,7 @@ from scheduling.ops.admin.base import STORABLE_DATETIMES, ScheduledEventAdmin, r
 from scheduling.ops.admin.calendar_fields import NamesField
 from scheduling.recurring.calendars import CalendarPolicy, PlannedFire, schedule_plan
 from scheduling.recurring.cron import CronError, time_zone
+from scheduling.recurring.jitter import JITTER_ERRORS, MAX_JITTER
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.policy_admin import (
     POLICY_FIELDSETS,
@@ -61,6 +62,16 @@ class ScheduleForm(forms.ModelForm):
     calendar_policy = forms.TypedChoiceField(
         choices=CalendarPolicy.choices, required=False, empty_value=CalendarPolicy.SKIP
     )
+    jitter = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_JITTER,
+        help_text=RecurringSchedule._meta.get_field("jitter").help_text,
+        error_messages=JITTER_ERRORS,
+    )
+
+    def clean_jitter(self) -> int:
+        return self.cleaned_data.get("jitter") or 0  # empty: no jitter
 
     class Meta:
         model = RecurringSchedule
@@ -107,6 +118,7 @@ class RecurringScheduleAdmin(AuditedAdmin):  # its changes move or cancel occurr
                     "misfire_policy",
                     "catchup_window",
                     "max_lateness",
+                    "jitter",
                 )
             },
         ),

@@ -27,6 +27,7 @@ from scheduling.ops.api.throttles import ScheduleWriteThrottle
 from scheduling.ops.api.views import ModelChangePermission, ModelViewPermission, as_bad_request
 from scheduling.recurring.calendars import PlannedFire, schedule_plan
 from scheduling.recurring.cron import time_zone
+from scheduling.recurring.jitter import JITTER_ERRORS, MAX_JITTER
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.policy_api import (
     POLICY_FIELDS,
@@ -54,6 +55,13 @@ class ScheduleSerializer(SchedulePolicySerializer):  # + overlap, DST, max_fires
         required=False,
         help_text="ISO 8601, e.g. P1D (the default) or PT6H: with fire_all, the fire times "
         "missed within this much before now are published after downtime or a past starts_at.",
+    )
+    jitter = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_JITTER,
+        help_text=RecurringSchedule._meta.get_field("jitter").help_text,
+        error_messages={**JITTER_ERRORS},  # typed by the field (str or lazy str)
     )
     template_timezone = serializers.CharField(
         required=False,
@@ -88,6 +96,7 @@ class ScheduleSerializer(SchedulePolicySerializer):  # + overlap, DST, max_fires
             "misfire_policy",
             "max_lateness",
             "catchup_window",
+            "jitter",
             "calendars",
             "calendar_policy",
             "starts_at",

@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
 from scheduling.recurring.conf import recurring_settings
+from scheduling.recurring.jitter import planned_fire
 from scheduling.recurring.policies import MisfirePolicy, finished
 from scheduling.recurring.shapes import Occurrence, Schedule
 from scheduling.recurring.sql import HOLD_SCHEDULES, INHERIT_SCHEDULE_CONTEXT, INSERT_PENDING
@@ -26,6 +27,7 @@ from scheduling.recurring.timeline import (
     MICROSECOND,
     Successor,
     occurrence_successors,
+    successor,
     timeline_successors,
 )
 from scheduling.rows.databases import connection_of
@@ -81,6 +83,7 @@ def insert_pending(successors: Sequence[Successor], *, model: type[Any]) -> int:
                 due_at=s.due_at,
                 missed_run=s.missed_run,
                 catch_up=s.catch_up,
+                business_due_at=s.business_due_at,
             )
             for s in successors
         ]
@@ -116,7 +119,7 @@ def _hold_schedules(rows: list[Occurrence], *, model: type[Any]) -> dict[int, in
         counts = schedules.objects.filter(pk__in=held).values_list("pk", "fire_count")
         return dict(counts)
     ids = [row.schedule_id for row in rows]
-    fired = [row.due_at if row.status == Status.DELIVERED else None for row in rows]
+    fired = [planned_fire(row) if row.status == Status.DELIVERED else None for row in rows]
     first = [row.attempts == 0 for row in rows]  # attempts counts earlier publications
     with connection_of(model).cursor() as cursor:
         cursor.execute(HOLD_SCHEDULES, [ids, fired, first, ids])
@@ -132,7 +135,7 @@ def _record_last_fired(schedules: type[Any], rows: list[Occurrence]) -> None:
     by_time: dict[datetime, list[int]] = defaultdict(list)
     for row in rows:
         if row.status == Status.DELIVERED:
-            by_time[row.due_at].append(row.schedule_id)
+            by_time[planned_fire(row)].append(row.schedule_id)
             if row.attempts == 0:  # a first publication is a fire
                 schedules.objects.filter(pk=row.schedule_id).update(fire_count=F("fire_count") + 1)
     for fired, ids in by_time.items():
@@ -215,7 +218,7 @@ def _next_successors(schedule: Schedule, now: datetime, *, new: bool = False) ->
     # and after the last fire of any version, which a sweep may have sent a moment ago.
     last = None if new else _last_fire(schedule)
     fire = schedule.next_fire_after(max(now, last or now))
-    return [Successor(schedule.pk, schedule.version, fire, 0)] if fire is not None else []
+    return [successor(schedule, fire, 0)] if fire is not None else []
 
 
 def _resume_successors(schedule: Schedule, paused_at: datetime, now: datetime) -> list[Successor]:
@@ -231,7 +234,11 @@ def _resume_successors(schedule: Schedule, paused_at: datetime, now: datetime) -
 def _last_fire(schedule: Schedule) -> datetime | None:
     happened = (Status.DELIVERED, Status.EXPIRED, Status.FAILED)
     rows = schedule.occurrences.filter(manual=False, status__in=happened).order_by("-due_at")
-    return rows.values_list("due_at", flat=True).first()
+    last = rows.only("due_at", "business_due_at").first()
+    if last is None:
+        return None
+    last.schedule = schedule  # an older version's jitter differs: its due_at then stands
+    return planned_fire(last)
 
 
 def _ever_materialised(schedule: Schedule, *, new: bool = False) -> bool:

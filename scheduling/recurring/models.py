@@ -64,6 +64,7 @@ VERSIONED_FIELDS = (
     "misfire_policy",
     "max_lateness",
     "catchup_window",
+    "jitter",  # moves every due time: the pending occurrences are replaced
     # Overlap, DST, counted schedules and pauses (policies.py).
     "overlap_policy",
     "dst_gap_policy",
@@ -121,6 +122,13 @@ class RecurringSchedule(SchedulePolicies):
         help_text="fire_all: after downtime or a past starts_at, every fire time missed within "
         "this much before now is published, each with its own processTime; older ones are "
         "skipped. Default one day.",
+    )
+    jitter = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Seconds: each fire is due at a stable offset in [t, t + jitter) after its "
+        "planned time t, so schedules sharing a cron do not all fire in the same second; "
+        "processTime and the history keep t. 0: no jitter; at most 86,400 (one day).",
     )
     starts_at = models.DateTimeField(default=django_timezone.now)
     ends_at = models.DateTimeField(null=True, blank=True)
@@ -329,9 +337,10 @@ class ScheduledOccurrence(ScheduledEvent):
 
     @property
     def fire_time(self) -> datetime:
-        """The fire time this occurrence stands for: its due_at, unless buffer_one held it past
-        that (overlap.py); then the time it was held from, which business_due_at keeps."""
-        if self.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE:
+        """The fire time this occurrence stands for: its due_at, unless jitter moved it later
+        or buffer_one held it past that (overlap.py); then its planned time, which
+        business_due_at keeps."""
+        if self.schedule.jitter or self.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE:
             return self.business_time
         return self.due_at
 

@@ -50,10 +50,10 @@ def occurrences_keep_back(
 ) -> set[int]:
     """The claimed rows (`model`: ScheduledOccurrence) not to publish now, each skipped or held
     as its policy says."""
+    # First: a skipped row's timeline goes on from its planned time, which jitter keeps there.
+    preload_fire_times(rows, model=model)
     candidates = [row for row in rows if _subject_to_overlap(row)]
-    held = _skip_or_buffer(candidates, now=now, model=model) if candidates else set()
-    preload_fire_times([row for row in rows if row.pk not in held], model=model)
-    return held
+    return _skip_or_buffer(candidates, now=now, model=model) if candidates else set()
 
 
 def _skip_or_buffer(candidates: list[Occurrence], *, now: datetime, model: type[Any]) -> set[int]:
@@ -161,9 +161,13 @@ def _buffer(
 
 
 def preload_fire_times(rows: Sequence[Occurrence], *, model: type[Any]) -> None:
-    """business_due_at is left out of the claim; buffer_one rows read it for their fire time:
-    one query for the batch instead of one per row."""
-    wanted = [row for row in rows if row.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE]
+    """business_due_at is left out of the claim; buffer_one and jittered rows read it for their
+    fire time: one query for the batch instead of one per row."""
+    wanted = [
+        row
+        for row in rows
+        if row.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE or row.schedule.jitter
+    ]
     if not wanted:
         return
     stored = dict(

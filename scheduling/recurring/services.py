@@ -19,23 +19,13 @@ from django.db.models.functions import Now
 from django.utils import timezone as django_timezone
 
 from scheduling.recurring.calendars import schedule_plan
-from scheduling.recurring.chain import occurrence_ensure
+from scheduling.recurring.chain import insert_pending, occurrence_ensure
+from scheduling.recurring.jitter import planned_fire
 from scheduling.recurring.models import RecurringSchedule, ScheduledOccurrence
 from scheduling.recurring.policies import finished
+from scheduling.recurring.timeline import successor
 from scheduling.rows.databases import database_of
 from scheduling.rows.states import Status
-
-
-def _occurrence(
-    schedule: RecurringSchedule, due_at: datetime, *, missed_run: int = 0, manual: bool = False
-) -> ScheduledOccurrence:
-    return ScheduledOccurrence(
-        schedule=schedule,
-        schedule_version=schedule.version,
-        due_at=due_at,
-        missed_run=missed_run,
-        manual=manual,
-    )
 
 
 def schedules_repair(*, limit: int = 10_000) -> int:
@@ -60,7 +50,12 @@ def schedules_repair(*, limit: int = 10_000) -> int:
 
 def schedule_trigger(*, schedule: RecurringSchedule) -> ScheduledOccurrence:
     """Fire now, once, outside the timeline: the next sweep publishes it."""
-    occurrence = _occurrence(schedule, django_timezone.now(), manual=True)
+    occurrence = ScheduledOccurrence(
+        schedule=schedule,
+        schedule_version=schedule.version,
+        due_at=django_timezone.now(),
+        manual=True,
+    )
     occurrence.save()
     return occurrence
 
@@ -99,7 +94,8 @@ def occurrence_skip(*, occurrence: ScheduledOccurrence) -> bool:
             or occurrence.schedule_version != schedule.version
         ):
             return True
-        fire = schedule.next_fire_after(occurrence.due_at)
+        occurrence.schedule = schedule
+        fire = schedule.next_fire_after(planned_fire(occurrence))
         if fire is not None and schedule.enabled and not finished(schedule):
-            _occurrence(schedule, fire).save()
+            insert_pending([successor(schedule, fire, 0)], model=ScheduledOccurrence)
         return True

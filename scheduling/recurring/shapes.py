@@ -25,6 +25,7 @@ class Schedule(Protocol):
     misfire_policy: str
     max_lateness: timedelta | None
     catchup_window: timedelta
+    jitter: int
     starts_at: datetime
     ends_at: datetime | None
     version: int

@@ -3,11 +3,13 @@ PostgreSQL, where one statement over arrays replaces a query per row."""
 
 INSERT_PENDING = """
 INSERT INTO scheduled_occurrence (schedule_id, schedule_version, due_at, missed_run, catch_up,
-    manual, status, version, attempts, cancel_reason, last_error, created_at, updated_at)
+    business_due_at, manual, status, version, attempts, cancel_reason, last_error, created_at,
+    updated_at)
 SELECT schedule_id, schedule_version, due_at, missed_run, catch_up,
-    false, 'pending', 1, 0, '', '', now(), now()
-FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::integer[], %s::boolean[])
-    AS successor(schedule_id, schedule_version, due_at, missed_run, catch_up)
+    business_due_at, false, 'pending', 1, 0, '', '', now(), now()
+FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::integer[], %s::boolean[],
+    %s::timestamptz[])
+    AS successor(schedule_id, schedule_version, due_at, missed_run, catch_up, business_due_at)
 ON CONFLICT DO NOTHING
 """
 

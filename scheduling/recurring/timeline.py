@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from scheduling.recurring import cron
 from scheduling.recurring.conf import RecurringSettings
+from scheduling.recurring.jitter import jittered, planned_fire
 from scheduling.recurring.policies import MisfirePolicy, fires_left
 from scheduling.recurring.shapes import Occurrence, Schedule
 from scheduling.time.times import iso_utc
@@ -24,6 +25,17 @@ class Successor(NamedTuple):
     due_at: datetime
     missed_run: int
     catch_up: bool = False
+    business_due_at: datetime | None = None  # the planned fire time, when jitter moved due_at
+
+
+def successor(
+    schedule: Schedule, fire: datetime, missed_run: int, *, catch_up: bool = False
+) -> Successor:
+    """The occurrence of the fire planned at `fire`: due at its jittered time (jitter.py),
+    the planned time kept in business_due_at."""
+    due_at = jittered(schedule.name, fire, schedule.jitter)
+    planned = fire if due_at != fire else None
+    return Successor(schedule.pk, schedule.version, due_at, missed_run, catch_up, planned)
 
 
 def occurrence_successors(
@@ -33,7 +45,7 @@ def occurrence_successors(
     or in a fire_all catch-up every fire time missed since, the last of them the head."""
     return timeline_successors(
         occurrence.schedule,
-        after=occurrence.due_at,
+        after=planned_fire(occurrence),
         missed_run=occurrence.missed_run,
         now=now,
         conf=conf,
@@ -64,16 +76,15 @@ def timeline_successors(
         return []
     if fire >= missed_before or not catch_up:
         run = missed_run + 1 if fire < missed_before else 0
-        return [Successor(schedule.pk, schedule.version, fire, run)]
+        return [successor(schedule, fire, run)]
     # A catch-up: every missed fire time up to now, and the next one. A long one goes in
     # chunks: the chunk's last row is the head, and delivering it inserts the next chunk.
     chunk = min(conf.catch_up_chunk, room, conf.catch_up_chunk if left is None else left)
     times = _catch_up_times(schedule, fire, now=now, chunk=chunk)
     last = len(times) - 1
     return [
-        Successor(
-            schedule.pk,
-            schedule.version,
+        successor(
+            schedule,
             time,
             missed_run + 1 + index if time < missed_before else 0,
             catch_up=index < last,

@@ -19,6 +19,7 @@ from scheduling.recurring.conf import (
     RecurringSettings,
     recurring_settings,
 )
+from scheduling.recurring.jitter import JITTER_FORM, MAX_JITTER, shortest_gap
 from scheduling.recurring.policies import policy_errors
 from scheduling.recurring.shapes import Schedule
 from scheduling.recurring.templates import TemplateError, validate_template
@@ -56,6 +57,8 @@ def schedule_errors(
     errors.update(calendar_errors(schedule))
     if schedule.enabled and not errors:
         errors.update(volume_errors(schedule, recurring_settings()))
+    if schedule.jitter and not errors:
+        errors.update(_jitter_gap_errors(schedule))
     if check_fires and schedule.enabled and not errors and not _fires_at_all(schedule):
         errors["cron"] = (
             f"{schedule.cron!r} never fires after {iso_utc(max(schedule.starts_at, django_timezone.now()))}"
@@ -112,6 +115,9 @@ def _time_errors(schedule: Schedule) -> dict[str, str]:
     window = schedule.catchup_window
     if not isinstance(window, timedelta) or not timedelta(0) < window <= MAX_CATCHUP_WINDOW:
         errors["catchup_window"] = f"catchup_window must be {CATCHUP_WINDOW_FORM}."
+    jitter = schedule.jitter
+    if isinstance(jitter, bool) or not isinstance(jitter, int) or not 0 <= jitter <= MAX_JITTER:
+        errors["jitter"] = f"jitter must be {JITTER_FORM}; got {jitter!r}."
     return errors
 
 
@@ -136,6 +142,21 @@ def volume_errors(schedule: Schedule, conf: RecurringSettings) -> dict[str, str]
         f"would publish up to {fires} occurrences in one fire_all catch-up; at most "
         f"{conf.max_catchup_fires} (SCHEDULING_MAX_CATCHUP_FIRES): shorten catchup_window "
         f"to at most {iso_duration(fitting)}, or choose misfire_policy fire_once or skip."
+    }
+
+
+def _jitter_gap_errors(schedule: Schedule) -> dict[str, str]:
+    """A jitter longer than the gap between two fire times would let a fire go after the next
+    planned one, which the misfire policy would then count as missed. As long as it is fine:
+    the offset stays below the jitter."""
+    after = max(schedule.starts_at, django_timezone.now())
+    gap = shortest_gap(schedule, after)
+    if gap is None or schedule.jitter <= gap.total_seconds():
+        return {}
+    return {
+        "jitter": f"jitter must be at most the shortest gap between two fire times "
+        f"({gap.total_seconds():,.0f} s with cron {schedule.cron!r}) and {JITTER_FORM}; "
+        f"got {schedule.jitter}."
     }
 
 
