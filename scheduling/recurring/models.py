@@ -58,19 +58,10 @@ TIMELINE_FIELDS = (
 # pending occurrences: one created under an older version is never published.
 VERSIONED_FIELDS = (
     *TIMELINE_FIELDS,
-    "name",
-    "template_timezone",
-    "payload_template",
-    "misfire_policy",
-    "max_lateness",
-    "catchup_window",
-    "jitter",  # moves every due time: the pending occurrences are replaced
+    *("name", "template_timezone", "payload_template", "misfire_policy", "max_lateness"),
+    *("catchup_window", "jitter"),  # jitter moves every due time
     # Overlap, DST, counted schedules and pauses (policies.py).
-    "overlap_policy",
-    "dst_gap_policy",
-    "dst_repeat_policy",
-    "max_fires",
-    "resume_policy",
+    *("overlap_policy", "dst_gap_policy", "dst_repeat_policy", "max_fires", "resume_policy"),
 )
 # The sweep's to write: a form or API save never writes them back.
 SWEEP_FIELDS = ("last_fired_at", "fire_count")
