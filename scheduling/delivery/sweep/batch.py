@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Model, prefetch_related_objects, signals
+from django.db.models import F, Model, QuerySet, prefetch_related_objects, signals
 from django.db.models.base import ModelState
 from django.db.models.functions import Now
 
@@ -23,10 +23,11 @@ from scheduling.delivery.publishing import Publisher, PublishError
 from scheduling.delivery.sweep import backlog
 from scheduling.delivery.sweep.plan import BatchPlan, plan_batch
 from scheduling.delivery.sweep.results import Allowance, BatchResult
-from scheduling.delivery.sweep.sql import configure_sweep_transaction, mark_delivered
+from scheduling.delivery.sweep.sql import claim_fairly, configure_sweep_transaction, mark_delivered
 from scheduling.rows.clock import database_now
 from scheduling.rows.conf import SchedulingSettings
-from scheduling.rows.databases import DEFAULT, database_of
+from scheduling.rows.databases import DEFAULT, database_of, on_postgresql
+from scheduling.rows.fairness import in_turns
 from scheduling.rows.history import record
 from scheduling.rows.models import RECORD_FIELDS, ScheduledEvent
 from scheduling.rows.states import Status
@@ -160,6 +161,28 @@ def after_publish_error(
 def claim_due(
     model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: Collection[int] = ()
 ) -> list[ScheduledEvent]:
+    columns = claimed_columns(model)
+    using = database_of(model)
+    if model.fairness_key and on_postgresql(using):
+        fairly = claim_fairly(model, columns, cutoff=cutoff, limit=limit, skip=skip)
+        events = build_instances(model, columns, fairly, alias=using)
+    else:
+        claimed = claim_in_due_order(model, columns, cutoff=cutoff, limit=limit, skip=skip)
+        events = build_instances(model, columns, claimed, alias=claimed.db)
+    if model.related_for_event:
+        # One query per relation for the whole batch, instead of a join repeated on every row.
+        prefetch_related_objects(events, *model.related_for_event)
+    return events
+
+
+def claim_in_due_order(
+    model: type[ScheduledEvent],
+    columns: list[str],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: Collection[int],
+) -> QuerySet[ScheduledEvent, tuple[Any, ...]]:
     # SKIP LOCKED: rows another sweeper holds are left to it. Once it commits they are
     # delivered, and PostgreSQL re-checks the WHERE on the new row version, so we never get them.
     rows = (
@@ -169,13 +192,10 @@ def claim_due(
     )
     if skip:
         rows = rows.exclude(pk__in=skip)
-    columns = claimed_columns(model)
-    claimed = rows.values_list(*columns)[:limit]
-    events = build_instances(model, columns, claimed, alias=claimed.db)
-    if model.related_for_event:
-        # One query per relation for the whole batch, instead of a join repeated on every row.
-        prefetch_related_objects(events, *model.related_for_event)
-    return events
+    if model.fairness_key:  # other databases (the embedded mode): one process, no lock to skip
+        turns = in_turns(rows.select_for_update(False), model.fairness_key)
+        rows = rows.filter(pk__in=list(turns.values_list("pk", flat=True)[:limit]))
+    return rows.values_list(*columns)[:limit]
 
 
 def claimed_columns(model: type[ScheduledEvent]) -> list[str]:

@@ -3,6 +3,7 @@ databases (SQLite, in the embedded mode). The rest of the sweep reads as steps o
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,6 +16,7 @@ from django.utils import timezone
 from scheduling.rows.actors import process_actor
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.databases import database_of, on_postgresql
+from scheduling.rows.fairness import in_turns
 from scheduling.rows.history import record
 from scheduling.rows.history.models import EventHistory
 from scheduling.rows.models import ScheduledEvent
@@ -56,6 +58,23 @@ MARK_DELIVERED = (
     " attempts = attempts + 1, last_error = '', updated_at = statement_timestamp()"
     " WHERE {pk} = ANY(%s)"
 )
+
+# The claim of a model with a fairness_key: due rows round-robin across its keys, lowest turns
+# first (scheduling.rows.fairness). A window function cannot share a level with FOR UPDATE, so
+# the inner query ranks and picks candidates, and the outer one locks them. SKIP LOCKED: rows
+# another sweeper holds are left to it; it ranks them too (they are pending until it commits),
+# so the inner query picks FAIR_CANDIDATES batches' worth for the outer one to skip through.
+# The outer WHERE is checked again on each row it locks: one delivered or moved since the
+# statement's snapshot is not claimed.
+FAIR_CLAIM = """
+    SELECT {columns} FROM {table} AS claimable
+    JOIN ({candidates}) AS candidate
+        ON claimable.{pk} = candidate.pk AND claimable.due_at = candidate.due_at
+    WHERE claimable.status = 'pending' AND claimable.due_at <= %s
+    ORDER BY candidate.turn, candidate.due_at, candidate.pk
+    LIMIT %s FOR UPDATE OF claimable SKIP LOCKED
+"""
+FAIR_CANDIDATES = 4
 
 # An at-most-once row whose effect began (effect_started_at) is in flight: never republished.
 UNHANDLED = (
@@ -142,6 +161,34 @@ def configure_sweep_transaction(
     assert row is not None
     clock: datetime = row[3]
     return clock
+
+
+def claim_fairly(
+    model: type[ScheduledEvent],
+    columns: list[str],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: Collection[int],
+) -> list[tuple[Any, ...]]:
+    """Up to `limit` due rows' `columns` (attnames), locked, lowest turns of the model's
+    fairness_key first."""
+    using = database_of(model)
+    key = model.fairness_key
+    assert key is not None
+    due = model.objects.using(using).filter(status=Status.PENDING, due_at__lte=cutoff)
+    if skip:
+        due = due.exclude(pk__in=skip)
+    candidates = in_turns(due, key).values("pk", "due_at", "turn")[: limit * FAIR_CANDIDATES]
+    inner, inner_params = candidates.query.get_compiler(using=using).as_sql()
+    column_of = {field.attname: field.column for field in model._meta.concrete_fields}
+    selected = ", ".join(f"claimable.{quote(column_of[name], using)}" for name in columns)
+    sql = FAIR_CLAIM.format(
+        columns=selected, table=table(model), pk=pk_column(model), candidates=inner
+    )
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [*inner_params, cutoff, limit])
+        return cursor.fetchall()
 
 
 def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
