@@ -8,7 +8,9 @@ plain, partitioned or both), release (a million pre-order emails
 through a fake SMTP provider at 500/s with an outage; about 40 minutes), e2e (events handled a
 second end to end beside plain Celery's no-op tasks on the same `-c 2` worker, with CPU per event
 by process), hostile (issue #37's bounded calendars and history pages), jobs (issue #40: a list
-of 100 jobs of 1,000 runs, five flooding PUTs); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
+of 100 jobs of 1,000 runs, five flooding PUTs), fairness (one batch's claim over due rows
+spread over keys, with and without a fairness_key; --rows and --keys set the backlog, e.g.
+--rows 1000000 --keys 10000); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
 Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
 sessions claim theirs), never on development data. Each figure is printed beside its anchor and
 appended to bench/results.jsonl.
@@ -36,6 +38,8 @@ FULL = {
     "curves_backlog": 20_000,
     "e2e": 5000,
     "hostile_history": 20_000,
+    "fairness_rows": 100_000,
+    "fairness_keys": 1000,
 }
 QUICK = {
     "drain": 20_000,
@@ -54,6 +58,8 @@ QUICK = {
     "curves_backlog": 5_000,
     "e2e": 1000,
     "hostile_history": 20_000,
+    "fairness_rows": 20_000,
+    "fairness_keys": 200,
 }
 SCENARIOS = [
     "drain",
@@ -71,6 +77,7 @@ SCENARIOS = [
     "e2e",
     "hostile",
     "jobs",
+    "fairness",
 ]
 
 
@@ -104,13 +111,16 @@ def scale_then_reschedule(sizes: dict[str, int]) -> None:
     run_reschedule(sizes["reschedule_sample"])
 
 
-def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
+def runners(
+    sizes: dict[str, int], backlog: tuple[int | None, int | None] = (None, None)
+) -> dict[str, Callable[[], None]]:
     from bench.create import run_create
     from bench.cron_scale import run_cron_scale
     from bench.cron_sizes import quick_or_full
     from bench.curves import run_curves
     from bench.drain import run_drain
     from bench.e2e import run_e2e
+    from bench.fairness import run_fairness
     from bench.history import run_history
     from bench.hostile import run_hostile
     from bench.jobs import run_jobs
@@ -143,6 +153,9 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
         "e2e": lambda: run_e2e(sizes["e2e"]),
         "hostile": lambda: run_hostile(sizes["hostile_history"]),
         "jobs": run_jobs,
+        "fairness": lambda: run_fairness(
+            backlog[0] or sizes["fairness_rows"], backlog[1] or sizes["fairness_keys"]
+        ),
     }
 
 
@@ -151,6 +164,8 @@ def main(argv: list[str]) -> None:
     known = [*SCENARIOS, "all", "chart"]
     parser.add_argument("scenarios", nargs="*", help=f"any of: {', '.join(known)}")
     parser.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
+    parser.add_argument("--rows", type=int, help="fairness: due rows (default 100,000)")
+    parser.add_argument("--keys", type=int, help="fairness: keys they spread over (default 1,000)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.scenarios) - set(known))
     if unknown:
@@ -167,7 +182,7 @@ def main(argv: list[str]) -> None:
     chosen = SCENARIOS if not args.scenarios or "all" in args.scenarios else args.scenarios
     if "scale" in chosen and "reschedule" in chosen:
         chosen = [name for name in chosen if name != "scale"]  # reschedule runs scale first
-    available = runners(QUICK if args.quick else FULL)
+    available = runners(QUICK if args.quick else FULL, backlog=(args.rows, args.keys))
     for name in chosen:
         available[name]()
 
