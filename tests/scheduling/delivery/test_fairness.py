@@ -53,6 +53,16 @@ def test_without_a_fairness_key_the_claim_keeps_due_order(ping_model):
     assert [row.pk for row in claim(ping_model, 10)] == big[:10]
 
 
+def test_a_fair_claim_leaves_the_rows_the_sweep_set_aside(fair_pings):
+    big = make_due_pings(10, group="big", model=fair_pings)
+    small = make_due_pings(3, group="small", model=fair_pings)
+
+    with transaction.atomic():
+        rows = claim_due(fair_pings, cutoff=timezone.now(), limit=4, skip={big[0], small[0]})
+
+    assert sorted(row.pk for row in rows) == sorted(big[1:3] + small[1:3])
+
+
 def test_a_fair_claim_skips_rows_another_sweeper_holds(fair_pings):
     big = make_due_pings(30, group="big", model=fair_pings)
     small = make_due_pings(4, group="small", model=fair_pings)
