@@ -10,6 +10,7 @@ import threading
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -24,6 +25,7 @@ from scheduling.delivery.sweep import backlog
 from scheduling.delivery.sweep.plan import BatchPlan, plan_batch
 from scheduling.delivery.sweep.results import Allowance, BatchResult
 from scheduling.delivery.sweep.sql import claim_fairly, configure_sweep_transaction, mark_delivered
+from scheduling.delivery.sweep.turns import Turns
 from scheduling.rows.clock import database_now
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.databases import DEFAULT, database_of, on_postgresql
@@ -79,12 +81,14 @@ def sweep_batch(
     publisher: Publisher,
     conf: SchedulingSettings,
     set_aside: set[int] | None = None,
+    turns: Turns | None = None,
 ) -> BatchResult:
     """One transaction: claim up to batch_size due rows, or the rate limit's `allowance` (but
     `set_aside`), publish them, mark them.
 
     `set_aside`, shared by the connections of one sweep, holds the rows it leaves alone (they
-    could not be published); this batch adds its own before committing.
+    could not be published); this batch adds its own before committing. `turns`, shared too:
+    the ranking a model with a fairness_key claims from (sweep/turns.py).
     """
     rows: list[ScheduledEvent] = []
     plan = BatchPlan()
@@ -92,7 +96,9 @@ def sweep_batch(
     try:
         with CYCLIC_GC.paused(), transaction.atomic(using=database_of(model)):
             cutoff = begin_batch(conf, now, database_of(model))
-            claimed, rows = claim_batch(model, cutoff=cutoff, limit=allowance.rows, skip=set_aside)
+            claimed, rows = claim_batch(
+                model, cutoff=cutoff, limit=allowance.rows, skip=set_aside, turns=turns
+            )
             kept_back = model.keep_back(rows, now=cutoff) if rows else set()
             rows = [row for row in rows if row.pk not in kept_back] if kept_back else rows
             if not rows:
@@ -116,10 +122,15 @@ def begin_batch(conf: SchedulingSettings, now: datetime | None, using: str = DEF
 
 
 def claim_batch(
-    model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: set[int] | None
+    model: type[ScheduledEvent],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: set[int] | None,
+    turns: Turns | None = None,
 ) -> tuple[int, list[ScheduledEvent]]:
     """How many rows the claim took, and those of them not set aside."""
-    rows = claim_due(model, cutoff=cutoff, limit=limit, skip=frozenset(skip or ()))
+    rows = claim_due(model, cutoff=cutoff, limit=limit, skip=frozenset(skip or ()), turns=turns)
     claimed = len(rows)
     if skip is not None:
         # The other connection may have set rows aside and committed between our copy of the
@@ -159,12 +170,20 @@ def after_publish_error(
 
 
 def claim_due(
-    model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: Collection[int] = ()
+    model: type[ScheduledEvent],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: Collection[int] = (),
+    turns: Turns | None = None,
 ) -> list[ScheduledEvent]:
+    """Up to `limit` due rows, locked: in due order, or (a fairness_key) in turns, from the
+    sweep's ranking `turns` if given, else ranked in the claim's own statement."""
     columns = claimed_columns(model)
     using = database_of(model)
     if model.fairness_key and on_postgresql(using):
-        fairly = claim_fairly(model, columns, cutoff=cutoff, limit=limit, skip=skip)
+        claim = turns.claim if turns is not None else partial(claim_fairly, model)
+        fairly = claim(columns, cutoff=cutoff, limit=limit, skip=skip)
         events = build_instances(model, columns, fairly, alias=using)
     else:
         claimed = claim_in_due_order(model, columns, cutoff=cutoff, limit=limit, skip=skip)

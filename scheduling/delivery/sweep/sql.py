@@ -76,6 +76,16 @@ FAIR_CLAIM = """
 """
 FAIR_CANDIDATES = 4
 
+# The same claim over candidates ranked before (sweep/turns.py), given as arrays in turn order.
+CLAIM_CANDIDATES = """
+    SELECT {columns} FROM {table} AS claimable
+    JOIN unnest(%s::bigint[], %s::timestamptz[]) WITH ORDINALITY AS candidate(pk, due_at, place)
+        ON claimable.{pk} = candidate.pk AND claimable.due_at = candidate.due_at
+    WHERE claimable.status = 'pending' AND claimable.due_at <= %s
+    ORDER BY candidate.place
+    LIMIT %s FOR UPDATE OF claimable SKIP LOCKED
+"""
+
 # An at-most-once row whose effect began (effect_started_at) is in flight: never republished.
 UNHANDLED = (
     "status = 'delivered' AND handled_at IS NULL AND effect_started_at IS NULL"
@@ -172,23 +182,58 @@ def claim_fairly(
     skip: Collection[int],
 ) -> list[tuple[Any, ...]]:
     """Up to `limit` due rows' `columns` (attnames), locked, lowest turns of the model's
-    fairness_key first."""
+    fairness_key first: ranked and claimed in one statement."""
+    inner, inner_params = due_in_turns(model, cutoff, skip, limit * FAIR_CANDIDATES)
+    sql = FAIR_CLAIM.format(candidates=inner, **claim_parts(model, columns))
+    with connections[database_of(model)].cursor() as cursor:
+        cursor.execute(sql, [*inner_params, cutoff, limit])
+        return cursor.fetchall()
+
+
+def rank_due(
+    model: type[ScheduledEvent], *, cutoff: datetime, skip: Collection[int], count: int
+) -> list[tuple[Any, datetime]]:
+    """The first `count` due rows in turns of the model's fairness_key: (pk, due_at) each."""
+    inner, params = due_in_turns(model, cutoff, skip, count)
+    with connections[database_of(model)].cursor() as cursor:
+        cursor.execute(f"SELECT pk, due_at FROM ({inner}) AS ranked", params)
+        return cursor.fetchall()
+
+
+def claim_candidates(
+    model: type[ScheduledEvent],
+    columns: list[str],
+    candidates: list[tuple[Any, datetime]],
+    *,
+    cutoff: datetime,
+    limit: int,
+) -> list[tuple[Any, ...]]:
+    """Up to `limit` of the ranked `candidates` still due and pending, locked, in their order."""
+    pks, due_times = [pk for pk, _ in candidates], [due_at for _, due_at in candidates]
+    sql = CLAIM_CANDIDATES.format(**claim_parts(model, columns))
+    with connections[database_of(model)].cursor() as cursor:
+        cursor.execute(sql, [pks, due_times, cutoff, limit])
+        return cursor.fetchall()
+
+
+def due_in_turns(
+    model: type[ScheduledEvent], cutoff: datetime, skip: Collection[int], count: int
+) -> tuple[str, tuple[Any, ...]]:
+    """The SQL of the first `count` due rows in turns (pk, due_at, turn), and its parameters."""
     using = database_of(model)
-    key = model.fairness_key
-    assert key is not None
+    assert model.fairness_key is not None
     due = model.objects.using(using).filter(status=Status.PENDING, due_at__lte=cutoff)
     if skip:
         due = due.exclude(pk__in=skip)
-    candidates = in_turns(due, key).values("pk", "due_at", "turn")[: limit * FAIR_CANDIDATES]
-    inner, inner_params = candidates.query.get_compiler(using=using).as_sql()
+    ranked = in_turns(due, model.fairness_key).values("pk", "due_at", "turn")[:count]
+    return ranked.query.get_compiler(using=using).as_sql()
+
+
+def claim_parts(model: type[ScheduledEvent], columns: list[str]) -> dict[str, str]:
+    using = database_of(model)
     column_of = {field.attname: field.column for field in model._meta.concrete_fields}
     selected = ", ".join(f"claimable.{quote(column_of[name], using)}" for name in columns)
-    sql = FAIR_CLAIM.format(
-        columns=selected, table=table(model), pk=pk_column(model), candidates=inner
-    )
-    with connections[using].cursor() as cursor:
-        cursor.execute(sql, [*inner_params, cutoff, limit])
-        return cursor.fetchall()
+    return {"columns": selected, "table": table(model), "pk": pk_column(model)}
 
 
 def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:

@@ -15,6 +15,7 @@ from purchases.models import Account, Artist, Customer, Purchase, Release, Sched
 from scheduling.delivery.checks import check_fairness_keys
 from scheduling.delivery.sweep.batch import claim_due
 from scheduling.delivery.sweep.run import sweep
+from scheduling.delivery.sweep.turns import RANKING_MAX_AGE, Turns
 from scheduling.rows.fairness import fairness_key_error
 from tests.conftest import delivered_by, manage, queued_events
 from tests.factories import make_due_pings
@@ -73,6 +74,49 @@ def test_a_fair_claim_skips_rows_another_sweeper_holds(fair_pings):
 
     assert not set(first) & set(second)
     assert sorted(first + second) == sorted(big[:8] + small)
+
+
+def claim_turns(turns, limit):
+    with transaction.atomic():
+        rows = claim_due(turns.model, cutoff=timezone.now(), limit=limit, turns=turns)
+        turns.model.objects.filter(pk__in=[row.pk for row in rows]).update(status="delivered")
+    return [row.pk for row in rows]
+
+
+def test_a_sweeps_batches_take_turns_from_one_ranking(fair_pings):
+    big = make_due_pings(12, group="big", ago=timedelta(minutes=5), model=fair_pings)
+    small = make_due_pings(3, group="small", ago=timedelta(minutes=4), model=fair_pings)
+    turns = Turns(fair_pings, batch_size=4)
+
+    batches = [claim_turns(turns, 4) for _ in range(4)]
+
+    assert batches == [
+        [big[0], small[0], big[1], small[1]],
+        [big[2], small[2], big[3], big[4]],
+        big[5:9],
+        big[9:12],
+    ]
+
+
+def test_rows_that_fall_due_after_the_ranking_get_their_turn_once_it_ages(fair_pings, monkeypatch):
+    big = make_due_pings(20, group="big", ago=timedelta(minutes=5), model=fair_pings)
+    turns = Turns(fair_pings, batch_size=2)
+    assert claim_turns(turns, 2) == big[:2]
+    late = make_due_pings(1, group="late", ago=timedelta(seconds=1), model=fair_pings)
+
+    assert claim_turns(turns, 2) == big[2:4]  # the ranking is fresh: the late key waits
+    monkeypatch.setattr(turns, "ranked_at", turns.ranked_at - RANKING_MAX_AGE - 0.01)
+
+    assert claim_turns(turns, 2) == [big[4], late[0]]
+
+
+def test_rows_another_sweeper_took_from_the_ranking_do_not_shorten_the_batch(fair_pings):
+    big = make_due_pings(30, group="big", model=fair_pings)
+    turns = Turns(fair_pings, batch_size=5)
+    assert claim_turns(turns, 5) == big[:5]
+    fair_pings.objects.filter(pk__in=big[5:25]).update(status="delivered")  # another sweeper's
+
+    assert claim_turns(turns, 5) == big[25:30]
 
 
 def in_another_thread(work):
