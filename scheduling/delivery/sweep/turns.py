@@ -1,9 +1,9 @@
 """A fair sweep's turns: its model's due rows ranked by fairness_key once, and claimed batch after
 batch from that ranking, instead of ranking them again for every batch.
 
-Ranking reads and sorts every due row (about 1.5 s at a million, docs/benchmarks.md); one claim
+Ranking reads and sorts every due row (1 to 3 s at a million, docs/benchmarks.md); one claim
 from the ranking costs what a claim in due order does. The sweep ranks again when the ranking is
-used up, or older than RANKING_MAX_AGE (or RANKING_AGE_PER_SECOND times what ranking took, when
+used up, or older than RANKING_MAX_AGE (or RANKING_AGE_FACTOR times what ranking took, when
 that is longer): rows that fell due since, and keys new among them, wait that long at most for
 their turn. Whatever the ranking's age, the claim checks each row again (pending, due, the
 due_at it was ranked with) and locks it FOR UPDATE SKIP LOCKED: a stale ranking can delay a row,
@@ -25,7 +25,7 @@ from scheduling.rows.models import ScheduledEvent
 
 RANKING_BATCHES = 50  # batches' worth of rows one ranking holds
 RANKING_MAX_AGE = 1.0  # seconds
-RANKING_AGE_PER_SECOND = 10  # a ranking that took 1.5 s is used for up to 15 s
+RANKING_AGE_FACTOR = 10  # a ranking that took 1.5 s is used for up to 15 s
 CLAIMS_A_BATCH = 3  # claims a batch may make when the ranking's rows were taken meanwhile
 
 
@@ -92,7 +92,7 @@ class Turns:
     def stale(self) -> bool:
         age = time.monotonic() - self.ranked_at
         used_up = self.start >= len(self.ranked)
-        return used_up or age > max(RANKING_MAX_AGE, RANKING_AGE_PER_SECOND * self.took)
+        return used_up or age > max(RANKING_MAX_AGE, RANKING_AGE_FACTOR * self.took)
 
     def rank(self, cutoff: datetime, skip: Collection[Any]) -> None:
         started = time.monotonic()
