@@ -212,8 +212,8 @@ def claim_in_due_order(
     if skip:
         rows = rows.exclude(pk__in=skip)
     if model.fairness_key:  # other databases (the embedded mode): one process, no lock to skip
-        turns = in_turns(rows.select_for_update(False), model.fairness_key)
-        rows = rows.filter(pk__in=list(turns.values_list("pk", flat=True)[:limit]))
+        ranked = in_turns(rows.select_for_update(False), model.fairness_key)
+        rows = rows.filter(pk__in=list(ranked.values_list("pk", flat=True)[:limit]))
     return rows.values_list(*columns)[:limit]
 
 
