@@ -111,16 +111,13 @@ def scale_then_reschedule(sizes: dict[str, int]) -> None:
     run_reschedule(sizes["reschedule_sample"])
 
 
-def runners(
-    sizes: dict[str, int], backlog: tuple[int | None, int | None] = (None, None)
-) -> dict[str, Callable[[], None]]:
+def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     from bench.create import run_create
     from bench.cron_scale import run_cron_scale
     from bench.cron_sizes import quick_or_full
     from bench.curves import run_curves
     from bench.drain import run_drain
     from bench.e2e import run_e2e
-    from bench.fairness import run_fairness
     from bench.history import run_history
     from bench.hostile import run_hostile
     from bench.jobs import run_jobs
@@ -153,10 +150,13 @@ def runners(
         "e2e": lambda: run_e2e(sizes["e2e"]),
         "hostile": lambda: run_hostile(sizes["hostile_history"]),
         "jobs": run_jobs,
-        "fairness": lambda: run_fairness(
-            backlog[0] or sizes["fairness_rows"], backlog[1] or sizes["fairness_keys"]
-        ),
     }
+
+
+def fairness_runner(rows: int, keys: int) -> Callable[[], None]:
+    from bench.fairness import run_fairness
+
+    return lambda: run_fairness(rows, keys)
 
 
 def main(argv: list[str]) -> None:
@@ -182,7 +182,9 @@ def main(argv: list[str]) -> None:
     chosen = SCENARIOS if not args.scenarios or "all" in args.scenarios else args.scenarios
     if "scale" in chosen and "reschedule" in chosen:
         chosen = [name for name in chosen if name != "scale"]  # reschedule runs scale first
-    available = runners(QUICK if args.quick else FULL, backlog=(args.rows, args.keys))
+    sizes = QUICK if args.quick else FULL
+    fairness = (args.rows or sizes["fairness_rows"], args.keys or sizes["fairness_keys"])
+    available = {**runners(sizes), "fairness": fairness_runner(*fairness)}
     for name in chosen:
         available[name]()
 
