@@ -8,7 +8,9 @@ plain, partitioned or both), release (a million pre-order emails
 through a fake SMTP provider at 500/s with an outage; about 40 minutes), e2e (events handled a
 second end to end beside plain Celery's no-op tasks on the same `-c 2` worker, with CPU per event
 by process), hostile (issue #37's bounded calendars and history pages), jobs (issue #40: a list
-of 100 jobs of 1,000 runs, five flooding PUTs); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
+of 100 jobs of 1,000 runs, five flooding PUTs), fairness (one batch's claim over due rows
+spread over keys, with and without a fairness_key; --rows and --keys set the backlog, e.g.
+--rows 1000000 --keys 10000); `all` (the default) runs them in that order; `chart` draws docs/benchmarks.png from bench/results.jsonl.
 Runs on its own database (scheduling_bench) and a free pair of Redis databases (claimed as test
 sessions claim theirs), never on development data. Each figure is printed beside its anchor and
 appended to bench/results.jsonl.
@@ -36,6 +38,8 @@ FULL = {
     "curves_backlog": 20_000,
     "e2e": 5000,
     "hostile_history": 20_000,
+    "fairness_rows": 100_000,
+    "fairness_keys": 1000,
 }
 QUICK = {
     "drain": 20_000,
@@ -54,6 +58,8 @@ QUICK = {
     "curves_backlog": 5_000,
     "e2e": 1000,
     "hostile_history": 20_000,
+    "fairness_rows": 20_000,
+    "fairness_keys": 200,
 }
 SCENARIOS = [
     "drain",
@@ -71,6 +77,7 @@ SCENARIOS = [
     "e2e",
     "hostile",
     "jobs",
+    "fairness",
 ]
 
 
@@ -146,11 +153,19 @@ def runners(sizes: dict[str, int]) -> dict[str, Callable[[], None]]:
     }
 
 
+def fairness_runner(rows: int, keys: int) -> Callable[[], None]:
+    from bench.fairness import run_fairness
+
+    return lambda: run_fairness(rows, keys)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     known = [*SCENARIOS, "all", "chart"]
     parser.add_argument("scenarios", nargs="*", help=f"any of: {', '.join(known)}")
     parser.add_argument("--quick", action="store_true", help="small sizes (what CI runs)")
+    parser.add_argument("--rows", type=int, help="fairness: due rows (default 100,000)")
+    parser.add_argument("--keys", type=int, help="fairness: keys they spread over (default 1,000)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.scenarios) - set(known))
     if unknown:
@@ -167,7 +182,9 @@ def main(argv: list[str]) -> None:
     chosen = SCENARIOS if not args.scenarios or "all" in args.scenarios else args.scenarios
     if "scale" in chosen and "reschedule" in chosen:
         chosen = [name for name in chosen if name != "scale"]  # reschedule runs scale first
-    available = runners(QUICK if args.quick else FULL)
+    sizes = QUICK if args.quick else FULL
+    fairness = (args.rows or sizes["fairness_rows"], args.keys or sizes["fairness_keys"])
+    available = {**runners(sizes), "fairness": fairness_runner(*fairness)}
     for name in chosen:
         available[name]()
 

@@ -105,6 +105,9 @@ class ScheduledPurchase(ScheduledEvent):
     # The store's rule: a customer never receives the same email twice, even after a crash.
     at_most_once = True
     event_type = "purchases.fulfillment"
+    # A big label's release day must not hold a small label's emails behind it: under a rate
+    # limit the sweep takes each label's (account's) due emails in turn.
+    fairness_key = "purchase__release__artist__account"
     # Every email of a customer is one admin search away: the start of their email or name, any
     # case, found through two indexes on the customers (migration 0010). Not "contains", nor the
     # release's title (the list has a release filter): either joins and scans every row.

@@ -222,6 +222,9 @@ class ScheduledTrainingNotification(ScheduledEvent):
     quiet_policy = QuietPolicy.FOLD
     quiet_fold_by = ("training", "kind")
     quiet_related = ("training__team",)
+    # One club's 10,000 players must not delay every other team's reminders: a limited sweep
+    # takes each team's due reminders in turn.
+    fairness_key = "training__team"
     # A team's reminders one admin search away: the start of its name, any case, found through
     # an index on the teams (migration 0012). Not "contains", nor the players' names (a join
     # that repeats each row once per player, then DISTINCT): either scans every row.

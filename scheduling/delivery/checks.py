@@ -21,6 +21,7 @@ from scheduling.delivery.publishing.targets import is_external_task
 from scheduling.rows import routers
 from scheduling.rows.conf import a_rate, scheduling_settings, setting_errors
 from scheduling.rows.databases import database_of, redis_client_for_locks
+from scheduling.rows.fairness import fairness_key_error
 from scheduling.rows.history.models import EventHistory
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.partitions.checks import unpartitioned_warnings
@@ -181,6 +182,16 @@ def check_rate_limits(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
         *unknown_labels("SCHEDULING_RATE_LIMITS", configured, models, "scheduling.E006")
     ]
     return errors + [error for model in models for error in own_rate_limit_errors(model)]
+
+
+@register()
+def check_fairness_keys(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A `fairness_key` that names no field, or goes through a non-relation or a to-many one."""
+    return [
+        Error(error, obj=model, id="scheduling.E012")
+        for model in scheduled_models()
+        if (error := fairness_key_error(model))
+    ]
 
 
 @register()

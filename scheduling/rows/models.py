@@ -89,6 +89,10 @@ class ScheduledEvent(models.Model):
     - rate_limit: publish at most this many events per second or minute ("500/s", "10/m"),
       across every sweeper of every host (default None: unlimited); SCHEDULING_RATE_LIMITS
       overrides it. The framework reads it through get_rate_limit().
+    - fairness_key: a field path through the row's relations ("purchase__release__artist__account",
+      "training__team"): the sweep claims due rows round-robin across its values, in due order
+      within each, so a key with 20 rows due is not held behind one with 200,000 when a rate limit
+      or the batch size cuts the claim (default None: due order alone; scheduling.rows.fairness).
     - partitioning: DuePartitions(interval=timedelta(days=1), premake=14) range-partitions the
       table on due_at (PostgreSQL; its migration runs PartitionByDueTime); SCHEDULING_PARTITIONS
       overrides it. Default None: one plain table (docs/partitioning.md).
@@ -133,6 +137,7 @@ class ScheduledEvent(models.Model):
     quiet_fold_by: ClassVar[tuple[str, ...]] = ()
     quiet_related: ClassVar[tuple[str, ...]] = ()
     rate_limit: ClassVar[str | None] = None
+    fairness_key: ClassVar[str | None] = None
     partitioning: ClassVar[DuePartitions | None] = None
     # The business fields the admin's changelist searches (ModelAdmin.search_fields lookups,
     # e.g. "purchase__customer__email"), unless the model's admin lists its own.

@@ -10,10 +10,11 @@ import threading
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Model, prefetch_related_objects, signals
+from django.db.models import F, Model, QuerySet, prefetch_related_objects, signals
 from django.db.models.base import ModelState
 from django.db.models.functions import Now
 
@@ -23,10 +24,12 @@ from scheduling.delivery.publishing import Publisher, PublishError
 from scheduling.delivery.sweep import backlog
 from scheduling.delivery.sweep.plan import BatchPlan, plan_batch
 from scheduling.delivery.sweep.results import Allowance, BatchResult
-from scheduling.delivery.sweep.sql import configure_sweep_transaction, mark_delivered
+from scheduling.delivery.sweep.sql import claim_fairly, configure_sweep_transaction, mark_delivered
+from scheduling.delivery.sweep.turns import Turns
 from scheduling.rows.clock import database_now
 from scheduling.rows.conf import SchedulingSettings
-from scheduling.rows.databases import DEFAULT, database_of
+from scheduling.rows.databases import DEFAULT, database_of, on_postgresql
+from scheduling.rows.fairness import in_turns
 from scheduling.rows.history import record
 from scheduling.rows.models import RECORD_FIELDS, ScheduledEvent
 from scheduling.rows.states import Status
@@ -78,12 +81,14 @@ def sweep_batch(
     publisher: Publisher,
     conf: SchedulingSettings,
     set_aside: set[int] | None = None,
+    turns: Turns | None = None,
 ) -> BatchResult:
     """One transaction: claim up to batch_size due rows, or the rate limit's `allowance` (but
     `set_aside`), publish them, mark them.
 
     `set_aside`, shared by the connections of one sweep, holds the rows it leaves alone (they
-    could not be published); this batch adds its own before committing.
+    could not be published); this batch adds its own before committing. `turns`, shared too:
+    the ranking a model with a fairness_key claims from (sweep/turns.py).
     """
     rows: list[ScheduledEvent] = []
     plan = BatchPlan()
@@ -91,7 +96,9 @@ def sweep_batch(
     try:
         with CYCLIC_GC.paused(), transaction.atomic(using=database_of(model)):
             cutoff = begin_batch(conf, now, database_of(model))
-            claimed, rows = claim_batch(model, cutoff=cutoff, limit=allowance.rows, skip=set_aside)
+            claimed, rows = claim_batch(
+                model, cutoff=cutoff, limit=allowance.rows, skip=set_aside, turns=turns
+            )
             rows = not_kept_back(model, rows, cutoff)
             if not rows:
                 return BatchResult(claimed=claimed)
@@ -113,10 +120,15 @@ def begin_batch(conf: SchedulingSettings, now: datetime | None, using: str = DEF
 
 
 def claim_batch(
-    model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: set[int] | None
+    model: type[ScheduledEvent],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: set[int] | None,
+    turns: Turns | None = None,
 ) -> tuple[int, list[ScheduledEvent]]:
     """How many rows the claim took, and those of them not set aside."""
-    rows = claim_due(model, cutoff=cutoff, limit=limit, skip=frozenset(skip or ()))
+    rows = claim_due(model, cutoff=cutoff, limit=limit, skip=frozenset(skip or ()), turns=turns)
     claimed = len(rows)
     if skip is not None:
         # The other connection may have set rows aside and committed between our copy of the
@@ -163,8 +175,38 @@ def after_publish_error(
 
 
 def claim_due(
-    model: type[ScheduledEvent], *, cutoff: datetime, limit: int, skip: Collection[int] = ()
+    model: type[ScheduledEvent],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: Collection[int] = (),
+    turns: Turns | None = None,
 ) -> list[ScheduledEvent]:
+    """Up to `limit` due rows, locked: in due order, or (a fairness_key) in turns, from the
+    sweep's ranking `turns` if given, else ranked in the claim's own statement."""
+    columns = claimed_columns(model)
+    using = database_of(model)
+    if model.fairness_key and on_postgresql(using):
+        claim = turns.claim if turns is not None else partial(claim_fairly, model)
+        fairly = claim(columns, cutoff=cutoff, limit=limit, skip=skip)
+        events = build_instances(model, columns, fairly, alias=using)
+    else:
+        claimed = claim_in_due_order(model, columns, cutoff=cutoff, limit=limit, skip=skip)
+        events = build_instances(model, columns, claimed, alias=claimed.db)
+    if model.related_for_event:
+        # One query per relation for the whole batch, instead of a join repeated on every row.
+        prefetch_related_objects(events, *model.related_for_event)
+    return events
+
+
+def claim_in_due_order(
+    model: type[ScheduledEvent],
+    columns: list[str],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: Collection[int],
+) -> QuerySet[ScheduledEvent, tuple[Any, ...]]:
     # SKIP LOCKED: rows another sweeper holds are left to it. Once it commits they are
     # delivered, and PostgreSQL re-checks the WHERE on the new row version, so we never get them.
     rows = (
@@ -174,13 +216,10 @@ def claim_due(
     )
     if skip:
         rows = rows.exclude(pk__in=skip)
-    columns = claimed_columns(model)
-    claimed = rows.values_list(*columns)[:limit]
-    events = build_instances(model, columns, claimed, alias=claimed.db)
-    if model.related_for_event:
-        # One query per relation for the whole batch, instead of a join repeated on every row.
-        prefetch_related_objects(events, *model.related_for_event)
-    return events
+    if model.fairness_key:  # other databases (the embedded mode): one process, no lock to skip
+        ranked = in_turns(rows.select_for_update(False), model.fairness_key)
+        rows = rows.filter(pk__in=list(ranked.values_list("pk", flat=True)[:limit]))
+    return rows.values_list(*columns)[:limit]
 
 
 def claimed_columns(model: type[ScheduledEvent]) -> list[str]:

@@ -30,6 +30,7 @@ from scheduling.delivery.ratelimit import Budget, budget_for
 from scheduling.delivery.sweep.batch import sweep_batch
 from scheduling.delivery.sweep.results import Allowance, BatchResult, SweepResult
 from scheduling.delivery.sweep.sql import has_due_rows, seconds_until_next_due
+from scheduling.delivery.sweep.turns import Turns
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.databases import database_of
 from scheduling.rows.models import ScheduledEvent
@@ -207,7 +208,17 @@ def drain_for(
 ) -> Drain:
     # Rows this sweep could not publish wait for the next tick: no retry within milliseconds.
     set_aside: set[int] = set()
-    one = partial(sweep_batch, model, now=now, publisher=publisher, conf=conf, set_aside=set_aside)
+    # A fairness_key's due rows ranked once for the sweep's batches, not once a batch.
+    turns = Turns(model, conf.batch_size) if model.fairness_key else None
+    one = partial(
+        sweep_batch,
+        model,
+        now=now,
+        publisher=publisher,
+        conf=conf,
+        set_aside=set_aside,
+        turns=turns,
+    )
     # A claim that met a row a reschedule moved to another partition runs again (moved.py).
     batch = retried_on_moved_rows(one, f"sweep of {model._meta.label}")
     return Drain(

@@ -3,6 +3,7 @@ databases (SQLite, in the embedded mode). The rest of the sweep reads as steps o
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,6 +16,7 @@ from django.utils import timezone
 from scheduling.rows.actors import process_actor
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.databases import database_of, on_postgresql
+from scheduling.rows.fairness import in_turns
 from scheduling.rows.history import record
 from scheduling.rows.history.models import EventHistory
 from scheduling.rows.models import ScheduledEvent
@@ -56,6 +58,33 @@ MARK_DELIVERED = (
     " attempts = attempts + 1, last_error = '', updated_at = statement_timestamp()"
     " WHERE {pk} = ANY(%s)"
 )
+
+# The claim of a model with a fairness_key: due rows round-robin across its keys, lowest turns
+# first (scheduling.rows.fairness). A window function cannot share a level with FOR UPDATE, so
+# the inner query ranks and picks candidates, and the outer one locks them. SKIP LOCKED: rows
+# another sweeper holds are left to it; it ranks them too (they are pending until it commits),
+# so the inner query picks FAIR_CANDIDATES batches' worth for the outer one to skip through.
+# The outer WHERE is checked again on each row it locks: one delivered or moved since the
+# statement's snapshot is not claimed.
+FAIR_CLAIM = """
+    SELECT {columns} FROM {table} AS claimable
+    JOIN ({candidates}) AS candidate
+        ON claimable.{pk} = candidate.pk AND claimable.due_at = candidate.due_at
+    WHERE claimable.status = 'pending' AND claimable.due_at <= %s
+    ORDER BY candidate.turn, candidate.due_at, candidate.pk
+    LIMIT %s FOR UPDATE OF claimable SKIP LOCKED
+"""
+FAIR_CANDIDATES = 4
+
+# The same claim over candidates ranked before (sweep/turns.py), given as arrays in turn order.
+CLAIM_CANDIDATES = """
+    SELECT {columns} FROM {table} AS claimable
+    JOIN unnest(%s::bigint[], %s::timestamptz[]) WITH ORDINALITY AS candidate(pk, due_at, place)
+        ON claimable.{pk} = candidate.pk AND claimable.due_at = candidate.due_at
+    WHERE claimable.status = 'pending' AND claimable.due_at <= %s
+    ORDER BY candidate.place
+    LIMIT %s FOR UPDATE OF claimable SKIP LOCKED
+"""
 
 # An at-most-once row whose effect began (effect_started_at) is in flight: never republished.
 UNHANDLED = (
@@ -142,6 +171,69 @@ def configure_sweep_transaction(
     assert row is not None
     clock: datetime = row[3]
     return clock
+
+
+def claim_fairly(
+    model: type[ScheduledEvent],
+    columns: list[str],
+    *,
+    cutoff: datetime,
+    limit: int,
+    skip: Collection[int],
+) -> list[tuple[Any, ...]]:
+    """Up to `limit` due rows' `columns` (attnames), locked, lowest turns of the model's
+    fairness_key first: ranked and claimed in one statement."""
+    inner, inner_params = due_in_turns(model, cutoff, skip, limit * FAIR_CANDIDATES)
+    sql = FAIR_CLAIM.format(candidates=inner, **claim_parts(model, columns))
+    with connections[database_of(model)].cursor() as cursor:
+        cursor.execute(sql, [*inner_params, cutoff, limit])
+        return cursor.fetchall()
+
+
+def rank_due(
+    model: type[ScheduledEvent], *, cutoff: datetime, skip: Collection[int], count: int
+) -> list[tuple[Any, datetime]]:
+    """The first `count` due rows in turns of the model's fairness_key: (pk, due_at) each."""
+    inner, params = due_in_turns(model, cutoff, skip, count)
+    with connections[database_of(model)].cursor() as cursor:
+        cursor.execute(f"SELECT pk, due_at FROM ({inner}) AS ranked", params)
+        return cursor.fetchall()
+
+
+def claim_candidates(
+    model: type[ScheduledEvent],
+    columns: list[str],
+    candidates: list[tuple[Any, datetime]],
+    *,
+    cutoff: datetime,
+    limit: int,
+) -> list[tuple[Any, ...]]:
+    """Up to `limit` of the ranked `candidates` still due and pending, locked, in their order."""
+    pks, due_times = [pk for pk, _ in candidates], [due_at for _, due_at in candidates]
+    sql = CLAIM_CANDIDATES.format(**claim_parts(model, columns))
+    with connections[database_of(model)].cursor() as cursor:
+        cursor.execute(sql, [pks, due_times, cutoff, limit])
+        return cursor.fetchall()
+
+
+def due_in_turns(
+    model: type[ScheduledEvent], cutoff: datetime, skip: Collection[int], count: int
+) -> tuple[str, tuple[Any, ...]]:
+    """The SQL of the first `count` due rows in turns (pk, due_at, turn), and its parameters."""
+    using = database_of(model)
+    assert model.fairness_key is not None
+    due = model.objects.using(using).filter(status=Status.PENDING, due_at__lte=cutoff)
+    if skip:
+        due = due.exclude(pk__in=skip)
+    ranked = in_turns(due, model.fairness_key).values("pk", "due_at", "turn")[:count]
+    return ranked.query.get_compiler(using=using).as_sql()
+
+
+def claim_parts(model: type[ScheduledEvent], columns: list[str]) -> dict[str, str]:
+    using = database_of(model)
+    column_of = {field.attname: field.column for field in model._meta.concrete_fields}
+    selected = ", ".join(f"claimable.{quote(column_of[name], using)}" for name in columns)
+    return {"columns": selected, "table": table(model), "pk": pk_column(model)}
 
 
 def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
