@@ -29,8 +29,10 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from scheduling.delivery.pauses.services import pauses
 from scheduling.ops.admin.audit import AuditedAdmin
 from scheduling.ops.admin.causes import FailureCausesMixin
+from scheduling.ops.admin.pauses import pause_context
 from scheduling.ops.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.ops.admin.wording import lateness, short_duration
 from scheduling.ops.forms import AwareDateTimeFormField
@@ -177,6 +179,15 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # rows are created by the domain's services, with their entity
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> Any:
+        """The list with the model's delivery pause above it (admin/scheduling/pause_box.html)."""
+        opts = self.model._meta
+        pause = pauses().get(opts.label_lower)
+        box = pause_context(request, opts.label_lower, pause, self.admin_site.name)
+        return super().changelist_view(request, {"pause": box, **(extra_context or {})})
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         # The business time (business_due_at, or due_at while the framework has not moved it)

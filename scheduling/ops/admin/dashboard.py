@@ -3,7 +3,7 @@
 `dashboard_urls(site)` are the page at `<admin>/scheduling/dashboard/` (URL name
 `admin:scheduling_dashboard`) and its figures as JSON at `<admin>/scheduling/dashboard/data/`
 (`admin:scheduling_dashboard_data`, which the page fetches every REFRESH_SECONDS), both behind
-the site's admin_view; `add_dashboard_url(site)` adds them to a site by wrapping its get_urls,
+the site's admin_view, and the pause and resume view (scheduling.ops.admin.pauses); `add_dashboard_url(site)` adds them to a site by wrapping its get_urls,
 as the "needs attention" page does, and lists both pages first in the "Scheduling" app of the
 site's index (scheduling.ops.admin.index); a host's own `admin/index.html` still applies.
 
@@ -29,9 +29,11 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from scheduling.delivery import metrics
+from scheduling.delivery.pauses.services import pauses
 from scheduling.ops import health
 from scheduling.ops.admin.alarms import Backlog, expected_backlog, model_alarms
 from scheduling.ops.admin.index import index_with_pages
+from scheduling.ops.admin.pauses import pause_context, pause_urls
 from scheduling.ops.admin.views import prepend_urls
 from scheduling.rows.databases import redis_client_for_locks
 from scheduling.rows.models import ScheduledEvent
@@ -72,6 +74,7 @@ def dashboard_urls(site: admin.AdminSite) -> list[URLPattern | URLResolver]:
             site.admin_view(chart_script_view, cacheable=True),
             name="scheduling_dashboard_chart",
         ),
+        *pause_urls(site),
     ]
 
 
@@ -104,6 +107,10 @@ def dashboard_payload(
     ]
     ages = sweep_ages(shown, now)
     models = [model_figures(model, site, now, age) for model, age in zip(shown, ages, strict=True)]
+    paused = pauses()
+    for figures in models:
+        pause = paused.get(figures["model"])
+        figures["pause"] = pause_context(request, figures["model"], pause, site.name)
     models.sort(key=busiest_first)
     return {
         "generated_at": now.isoformat(),
