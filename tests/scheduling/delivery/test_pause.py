@@ -16,7 +16,7 @@ from scheduling.delivery.sweep.run import sweep
 from scheduling.delivery.tasks import sweep_task
 from scheduling.rows.actors import actor
 from tests.conftest import queued_task_ids
-from tests.factories import make_due_pings
+from tests.factories import make_due_notices, make_due_pings
 from tests.remoteapp.models import ScheduledReminder
 from tests.testapp.models import ScheduledNotice, ScheduledPing
 
@@ -45,7 +45,7 @@ def test_a_paused_model_publishes_nothing_and_keeps_its_due_times(broker):
 
 def test_a_tick_skips_the_paused_model_and_sweeps_the_others_reading_the_pauses_once(broker):
     pings = make_due_pings(3)
-    make_due_pings(2, model=ScheduledNotice)
+    make_due_notices(2)
     delivery_pause(model=ScheduledPing)
     host = Daemon([ScheduledPing, ScheduledNotice], slots=[0])
 

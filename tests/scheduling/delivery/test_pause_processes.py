@@ -12,8 +12,8 @@ from contextlib import contextmanager
 import pytest
 
 from tests.conftest import manage, queued_task_ids, start_beat, start_worker, stop_process, wait_for
-from tests.factories import make_due_pings
-from tests.testapp.models import ScheduledNotice, ScheduledPing
+from tests.factories import make_due_notices, make_due_pings
+from tests.testapp.models import ScheduledPing
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -49,7 +49,7 @@ def pause_holds_then_resume_publishes(env: dict[str, str], broker) -> None:
     time.sleep(2 * TICK)  # a sweep that began before the pause ends within its tick
     make_due_pings(20, group="paused")
     held = pending_due_times()
-    make_due_pings(5, group="notices", model=ScheduledNotice)
+    make_due_notices(5)
     wait_for(lambda: broker.llen("notices") == 5)  # the other model goes on
     time.sleep(QUIET)
 
