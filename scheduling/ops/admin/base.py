@@ -29,10 +29,9 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from scheduling.delivery.pauses.services import pauses
 from scheduling.ops.admin.audit import AuditedAdmin
 from scheduling.ops.admin.causes import FailureCausesMixin
-from scheduling.ops.admin.pauses import pause_context
+from scheduling.ops.admin.pauses import PauseBoxAdmin
 from scheduling.ops.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.ops.admin.wording import lateness, short_duration
 from scheduling.ops.forms import AwareDateTimeFormField
@@ -151,7 +150,7 @@ def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None
     messages.success(request, f"{verb} {count} {noun}.")
 
 
-class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
+class ScheduledEventAdmin(PauseBoxAdmin, FailureCausesMixin, AuditedAdmin):
     """Base admin for a ScheduledEvent subclass; subclasses extend the tuples, e.g.
 
     list_display = (*ScheduledEventAdmin.list_display, "customer")
@@ -168,7 +167,8 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
     # A search or a filter shows "N results" without counting the whole table beside it (a scan
     # of every row).
     show_full_result_count = False
-    # Adds a "Needs attention" link (the page of failed rows of every model) to the list.
+    # Adds a "Needs attention" link (the page of failed rows of every model) to the list, and
+    # the model's delivery pause (PauseBoxAdmin).
     change_list_template = "admin/scheduling/change_list.html"
     readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS
     exclude: ClassVar[Any] = ("status",)  # shown as `state`: see get_readonly_fields
@@ -179,15 +179,6 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # rows are created by the domain's services, with their entity
-
-    def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
-    ) -> Any:
-        """The list with the model's delivery pause above it (admin/scheduling/pause_box.html)."""
-        opts = self.model._meta
-        pause = pauses().get(opts.label_lower)
-        box = pause_context(request, opts.label_lower, pause, self.admin_site.name)
-        return super().changelist_view(request, {"pause": box, **(extra_context or {})})
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         # The business time (business_due_at, or due_at while the framework has not moved it)

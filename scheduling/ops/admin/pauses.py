@@ -5,7 +5,7 @@ the dashboard and each scheduled model's changelist post to, with the reason. St
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -19,9 +19,15 @@ from scheduling.delivery.pauses.services import (
     delivery_pause,
     delivery_resume,
     pausable_model,
+    pauses,
 )
 from scheduling.ops.admin.audit import as_signed_in_user
 from scheduling.ops.health import pause_text
+
+if TYPE_CHECKING:
+    AdminBase = admin.ModelAdmin
+else:
+    AdminBase = object
 
 ACTIONS = ("pause", "resume")
 REASON_MAX = 500
@@ -81,3 +87,19 @@ def pause_context(
         "url": url if may_pause(request) else "",
         "next": request.get_full_path(),
     }
+
+
+class PauseBoxAdmin(AdminBase):
+    """A ModelAdmin mixin: the changelist shows a scheduled model's delivery pause above the
+    list (its template extends admin/scheduling/pause_change_list.html). The model is the
+    admin's own; paused_label() names another (the keyed jobs' list: their runs' model)."""
+
+    def paused_label(self) -> str:
+        return str(self.model._meta.label_lower)
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> Any:
+        label = self.paused_label()
+        box = pause_context(request, label, pauses().get(label), self.admin_site.name)
+        return super().changelist_view(request, {"pause": box, **(extra_context or {})})
