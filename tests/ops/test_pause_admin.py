@@ -1,6 +1,8 @@
 """Pausing from the admin: the dashboard and each scheduled model's list show the pause and
 post to one view, for staff with scheduling.pause_delivery; the signed-in user is recorded."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
@@ -8,6 +10,7 @@ from django.test import Client
 from scheduling.delivery.pauses.models import DeliveryPause
 from scheduling.delivery.pauses.services import delivery_pause, is_paused
 from scheduling.rows.actors import actor
+from tests.factories import make_due_pings
 from tests.testapp.models import ScheduledPing
 
 pytestmark = pytest.mark.django_db
@@ -15,6 +18,7 @@ pytestmark = pytest.mark.django_db
 PAUSE = "/admin/scheduling/pause/"
 DASHBOARD = "/admin/scheduling/dashboard/"
 PINGS = "/admin/testapp/scheduledping/"
+PING = "testapp.scheduledping"
 
 
 def staff(*codenames: str) -> Client:
@@ -104,3 +108,18 @@ def test_an_outside_next_is_not_followed():
     )
 
     assert answer["Location"] == "/admin/"
+
+
+def test_a_paused_late_model_is_in_no_alarm_on_the_dashboard(settings):
+    settings.SCHEDULING_HEALTH_MAX_LATENESS = 20
+    make_due_pings(2, ago=timedelta(minutes=5))
+    client = operator()
+    late = next(m for m in client.get(f"{DASHBOARD}data/").json()["models"] if m["model"] == PING)
+    delivery_pause(model=ScheduledPing)
+
+    payload = client.get(f"{DASHBOARD}data/").json()
+
+    ping = next(m for m in payload["models"] if m["model"] == PING)
+    assert late["late"]
+    assert (ping["late"], ping["alarms"], ping["due_now"]) == (False, [], 2)
+    assert ping["pause"]["paused"].startswith("paused by ")

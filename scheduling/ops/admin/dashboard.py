@@ -15,6 +15,7 @@ itself from the installed package. Nothing loads from another host.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -106,8 +107,11 @@ def dashboard_payload(
         if site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
     ]
     ages = sweep_ages(shown, now)
-    models = [model_figures(model, site, now, age) for model, age in zip(shown, ages, strict=True)]
     paused = pauses()
+    models = [
+        model_figures(model, site, now, age, paused=model._meta.label_lower in paused)
+        for model, age in zip(shown, ages, strict=True)
+    ]
     for figures in models:
         pause = paused.get(figures["model"])
         figures["pause"] = pause_context(request, figures["model"], pause, site.name)
@@ -135,9 +139,15 @@ def counters_missing() -> str:
 
 
 def model_figures(
-    model: type[ScheduledEvent], site: admin.AdminSite, now: datetime, sweep_age: float | None
+    model: type[ScheduledEvent],
+    site: admin.AdminSite,
+    now: datetime,
+    sweep_age: float | None,
+    *,
+    paused: bool = False,
 ) -> dict:
-    """`sweep_age`: seconds since the model's last sweep (None: unknown, or never)."""
+    """`sweep_age`: seconds since the model's last sweep (None: unknown, or never). A paused
+    model's rows wait on purpose: neither late nor unswept (its pause box says so)."""
     opts = model._meta
     snapshot = metrics.snapshot(model)
     day = metrics.recent_minutes(opts.label_lower, DAY, now=now)
@@ -147,8 +157,10 @@ def model_figures(
     )
     awaits = model.get_awaits_handling()
     alarms = model_alarms(model.objects.all(), snapshot, now)
+    if paused:
+        alarms = replace(alarms, late_seconds=None)
     backlog = expected_backlog(model, metrics.due_rows(model, snapshot.due_now), hour, now)
-    unswept = sweep_age is not None and sweep_age > health.max_sweep_age()
+    unswept = not paused and sweep_age is not None and sweep_age > health.max_sweep_age()
     return {
         "model": opts.label_lower,
         "label": f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
