@@ -123,3 +123,16 @@ def test_a_paused_late_model_is_in_no_alarm_on_the_dashboard(settings):
     assert late["late"]
     assert (ping["late"], ping["alarms"], ping["due_now"]) == (False, [], 2)
     assert ping["pause"]["paused"].startswith("paused by ")
+
+
+def test_a_paused_late_model_is_not_late_on_the_needs_attention_page(settings):
+    settings.SCHEDULING_HEALTH_MAX_LATENESS = 20
+    make_due_pings(2, ago=timedelta(minutes=5))
+    client = staff("view_scheduledping")
+    before = client.get("/admin/scheduling/attention/").context["late"]
+    delivery_pause(model=ScheduledPing)
+
+    after = client.get("/admin/scheduling/attention/").context["late"]
+
+    assert [group.model for group in before] == [PING]
+    assert after == []

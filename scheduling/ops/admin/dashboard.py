@@ -15,7 +15,6 @@ itself from the installed package. Nothing loads from another host.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -156,9 +155,7 @@ def model_figures(
         f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site.name
     )
     awaits = model.get_awaits_handling()
-    alarms = model_alarms(model.objects.all(), snapshot, now)
-    if paused:
-        alarms = replace(alarms, late_seconds=None)
+    alarms = model_alarms(model.objects.all(), snapshot, now, paused=paused)
     backlog = expected_backlog(model, metrics.due_rows(model, snapshot.due_now), hour, now)
     unswept = not paused and sweep_age is not None and sweep_age > health.max_sweep_age()
     return {
