@@ -29,6 +29,7 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from scheduling.delivery import metrics
+from scheduling.delivery.metrics.gauges import ModelSnapshot
 from scheduling.delivery.pauses.services import pauses
 from scheduling.ops import health
 from scheduling.ops.admin.alarms import Backlog, expected_backlog, model_alarms
@@ -145,8 +146,7 @@ def model_figures(
     *,
     paused: bool = False,
 ) -> dict:
-    """`sweep_age`: seconds since the model's last sweep (None: unknown, or never). A paused
-    model's rows wait on purpose: neither late nor unswept (its pause box says so)."""
+    """`sweep_age`: seconds since the model's last sweep (None: unknown, or never)."""
     opts = model._meta
     snapshot = metrics.snapshot(model)
     day = metrics.recent_minutes(opts.label_lower, DAY, now=now)
@@ -155,9 +155,7 @@ def model_figures(
         f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site.name
     )
     awaits = model.get_awaits_handling()
-    alarms = model_alarms(model.objects.all(), snapshot, now, paused=paused)
     backlog = expected_backlog(model, metrics.due_rows(model, snapshot.due_now), hour, now)
-    unswept = not paused and sweep_age is not None and sweep_age > health.max_sweep_age()
     return {
         "model": opts.label_lower,
         "label": f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
@@ -167,11 +165,7 @@ def model_figures(
         "failed_rows": snapshot.failed_rows,
         # None: the model's events end at publishing, nothing awaits a handler.
         "awaiting_handling": snapshot.awaiting_handling if awaits else None,
-        "late": alarms.late_seconds is not None,
-        "not_handled_in_time": alarms.not_handled,
-        "seconds_since_last_sweep": None if sweep_age is None else round(sweep_age, 1),
-        "not_swept": unswept,
-        "alarms": alarms.labels + ([sweep_alarm(sweep_age)] if unswept else []),
+        **alarm_figures(model, snapshot, now, sweep_age, paused=paused),
         "backlog": backlog_figures(backlog),
         "last_hour": totals(hour),
         "last_day": totals(day),
@@ -182,6 +176,26 @@ def model_figures(
             "failed": f"{changelist}?lifecycle=failed",
             "awaiting_handling": f"{changelist}?lifecycle=awaiting_handling",
         },
+    }
+
+
+def alarm_figures(
+    model: type[ScheduledEvent],
+    snapshot: ModelSnapshot,
+    now: datetime,
+    sweep_age: float | None,
+    *,
+    paused: bool,
+) -> dict[str, Any]:
+    """A paused model's rows wait on purpose: neither late nor unswept (its pause box says so)."""
+    alarms = model_alarms(model.objects.all(), snapshot, now, paused=paused)
+    unswept = not paused and sweep_age is not None and sweep_age > health.max_sweep_age()
+    return {
+        "late": alarms.late_seconds is not None,
+        "not_handled_in_time": alarms.not_handled,
+        "seconds_since_last_sweep": None if sweep_age is None else round(sweep_age, 1),
+        "not_swept": unswept,
+        "alarms": alarms.labels + ([sweep_alarm(sweep_age)] if unswept else []),
     }
 
 
