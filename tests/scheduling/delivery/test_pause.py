@@ -5,10 +5,11 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
+from scheduling.delivery.pauses import services
 from scheduling.delivery.pauses.models import DeliveryPause, DeliveryPauseEntry
 from scheduling.delivery.pauses.services import delivery_pause, delivery_resume, is_paused
 from scheduling.delivery.sweep.daemon import Daemon
@@ -157,3 +158,20 @@ def test_the_commands_refuse_an_unknown_model_naming_it_and_the_form(command, la
     assert "app_label.ModelName" in str(refused.value)
     assert "testapp.ScheduledPing" in str(refused.value)  # the models it accepts
     assert not DeliveryPause.objects.exists()
+
+
+def test_a_tick_whose_pause_read_fails_lets_each_sweep_read_its_own(monkeypatch, broker):
+    make_due_pings(2)
+    make_due_notices(2)
+    delivery_pause(model=ScheduledPing)
+    reads = iter([OperationalError("the server closed the connection")])
+
+    def failing_once() -> frozenset[str]:
+        raise next(reads)
+
+    monkeypatch.setattr(services, "paused_labels", failing_once)
+
+    Daemon([ScheduledPing, ScheduledNotice], slots=[0]).tick()
+
+    assert broker.llen("notices") == 2
+    assert broker.llen("testapp") == 0  # its own lookup found the pause
