@@ -175,3 +175,18 @@ def test_a_tick_whose_pause_read_fails_lets_each_sweep_read_its_own(monkeypatch,
 
     assert broker.llen("notices") == 2
     assert broker.llen("testapp") == 0  # its own lookup found the pause
+
+
+def test_scheduling_status_says_which_model_is_paused():
+    delivery_pause(model=ScheduledPing)
+    out = StringIO()
+
+    call_command("scheduling_status", stdout=out)
+
+    lines = out.getvalue().splitlines()
+    assert next(line for line in lines if "model=testapp.ScheduledPing " in line).endswith(
+        " paused=True"
+    )
+    assert next(line for line in lines if "model=testapp.ScheduledNotice " in line).endswith(
+        " paused=False"
+    )
