@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scheduling.delivery.handling.batches import handle_batch
     from scheduling.delivery.handling.once import RetryLater, effect_begins, handle_once
     from scheduling.delivery.handling.signals import event_failed, event_gave_up
+    from scheduling.delivery.pauses.services import delivery_pause, delivery_resume
     from scheduling.delivery.tasks import EventHandlerTask
     from scheduling.delivery.testing import assert_scheduled, run_due, scheduled
     from scheduling.ops.admin import ScheduledEventAdmin, ScheduledEventInline
@@ -65,6 +66,8 @@ PUBLIC = {
     "Status": "scheduling.rows.states",
     "actor": "scheduling.rows.actors",
     "assert_scheduled": "scheduling.delivery.testing",
+    "delivery_pause": "scheduling.delivery.pauses.services",
+    "delivery_resume": "scheduling.delivery.pauses.services",
     "effect_begins": "scheduling.delivery.handling.once",
     "event_failed": "scheduling.delivery.handling.signals",
     "event_gave_up": "scheduling.delivery.handling.signals",
@@ -97,6 +100,8 @@ __all__ = [
     "Status",
     "actor",
     "assert_scheduled",
+    "delivery_pause",
+    "delivery_resume",
     "effect_begins",
     "event_failed",
     "event_gave_up",

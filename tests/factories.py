@@ -6,7 +6,13 @@ from django.db.models import F
 from django.db.models.functions import Least, Now
 from django.utils import timezone
 
-from tests.testapp.models import Ping, PingModel, ScheduledPing, ScheduledPingPartitioned
+from tests.testapp.models import (
+    Ping,
+    PingModel,
+    ScheduledNotice,
+    ScheduledPing,
+    ScheduledPingPartitioned,
+)
 
 
 class PingFactory(factory.django.DjangoModelFactory):
@@ -63,6 +69,14 @@ def make_due_pings(
         for i, ping in enumerate(pings)
     )
     back_date(model, [row.pk for row in rows])
+    return [row.pk for row in rows]
+
+
+def make_due_notices(count: int, *, group: str = "notices") -> list[int]:
+    """`count` past-due plain-JSON rows (ScheduledNotice, on the "notices" queue); their pks."""
+    pings = Ping.objects.bulk_create(Ping(name=f"n{i}", group=group) for i in range(count))
+    due = timezone.now() - timedelta(minutes=1)
+    rows = ScheduledNotice.objects.bulk_create(ScheduledNotice(ping=p, due_at=due) for p in pings)
     return [row.pk for row in rows]
 
 

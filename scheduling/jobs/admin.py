@@ -27,6 +27,7 @@ from scheduling.jobs.services import (
 )
 from scheduling.ops.admin import AuditedAdmin
 from scheduling.ops.admin.base import ScheduledEventAdmin, ScheduledEventInline, rows_changed
+from scheduling.ops.admin.pauses import PauseBoxAdmin
 from scheduling.rows.djangotasks import RUN_TASK
 from scheduling.rows.states import Status
 
@@ -77,8 +78,9 @@ class ScheduledJobRunInline(ScheduledEventInline):
 
 
 @admin.register(Job)
-class JobAdmin(AuditedAdmin):  # its saves and cancels change the job's runs
+class JobAdmin(PauseBoxAdmin, AuditedAdmin):  # its saves and cancels change the job's runs
     form = JobForm
+    change_list_template = "admin/scheduling/pause_change_list.html"  # the runs' pause
     list_display = ("key", "runs_status", "next_run", "runs", "target", "updated_at")
     list_filter = (TaskNameFilter,)
     search_fields = ("key",)
@@ -90,6 +92,9 @@ class JobAdmin(AuditedAdmin):  # its saves and cancels change the job's runs
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # jobs come from PUT /api/jobs/{key}/
+
+    def paused_label(self) -> str:
+        return str(ScheduledJobRun._meta.label_lower)  # pausing the runs pauses every job
 
     def get_readonly_fields(self, request: HttpRequest, obj: Job | None = None) -> Any:
         fixed = ("payload", "labels") if obj is not None and runs_a_django_task(obj) else ()

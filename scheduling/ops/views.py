@@ -76,6 +76,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     if unswept := health.unswept_text():
         # Present only then, and no 503 by itself: the web is fine (docs/operations.md).
         report["sweep"] = unswept
+    if report["database"] == "ok" and (paused := _paused()):
+        report["paused"] = paused  # an operator's choice, not a failure: no 503
     return JsonResponse(report, status=503 if failed else 200)
 
 
@@ -92,6 +94,13 @@ def _delivery() -> str:
     except Exception as exc:  # e.g. a scheduled table not migrated yet
         return f"unknown: {type(exc).__name__}"
     return "late: " + ", ".join(late) if late else ""
+
+
+def _paused() -> str:
+    try:
+        return health.paused_text()
+    except DatabaseError as exc:  # e.g. the pause table not migrated yet
+        return f"unknown: {type(exc).__name__}"
 
 
 def _late_models() -> list[str]:

@@ -10,7 +10,7 @@ from drf_spectacular.generators import SchemaGenerator
 from tests.security.world import World
 
 HTTP_METHODS = ("get", "put", "post", "patch", "delete", "head", "options", "trace")
-PATH_PARAMETERS = ("id", "key", "name", "token")
+PATH_PARAMETERS = ("id", "key", "name", "token", "model")
 
 SCHEMA = SchemaGenerator().get_schema(request=None, public=True)
 schema = schemathesis.openapi.from_dict(SCHEMA)

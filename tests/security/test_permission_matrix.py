@@ -53,6 +53,7 @@ MODELS = {
     "jobs": "scheduling_jobs.job",
     "schedules": "scheduling_recurring.recurringschedule",
     "calendars": "scheduling.calendar",
+    "pauses": "scheduling.deliverypause",
 }
 CRUD = {"GET": ["view"], "POST": ["add"], "PUT": ["change"], "PATCH": ["change"]}
 CRUD["DELETE"] = ["delete"]
@@ -81,6 +82,11 @@ SPECIAL: dict[tuple[str, str], Any] = {
     ],
     ("POST", "/api/trainings/{id}/cancel/"): ["change"],
     ("POST", "/api/trainings/{id}/answers/"): ["trainings.add_questionnaireanswer"],
+    # Pausing delivery is a permission of its own, whatever the method (and staff only).
+    ("GET", "/api/pauses/"): ["scheduling.pause_delivery"],
+    ("POST", "/api/pauses/"): ["scheduling.pause_delivery"],
+    ("GET", "/api/pauses/{model}/"): ["scheduling.pause_delivery"],
+    ("DELETE", "/api/pauses/{model}/"): ["scheduling.pause_delivery"],
 }
 # Routes outside the OpenAPI schema (admin is covered by its own matrix below).
 OTHER_ROUTES: dict[tuple[str, str], Any] = {
@@ -201,7 +207,7 @@ def concrete_path(path: str, world: World) -> str:
     # No row: an id no row has ("0": ids route as ASCII digits only), or a key none has.
     missing = "0" if "{id}" in path else "x"
     value = world.download_token if "{token}" in path else world.path_value(resource) or missing
-    for name in ("{id}", "{key}", "{name}", "{token}"):
+    for name in ("{id}", "{key}", "{name}", "{token}", "{model}"):
         path = path.replace(name, value)
     return path
 
@@ -356,6 +362,8 @@ ADMIN_PAGES = {
     "scheduling_dashboard": "staff; shows only the scheduled models the user may view",
     "scheduling_dashboard_data": "staff; the dashboard's figures, same models as the page",
     "scheduling_dashboard_chart": "staff; Chart.js, when the host does not serve it as a static file",
+    # tests/ops/test_pause_admin.py checks it: 403 without the permission.
+    "scheduling_pause": "staff with scheduling.pause_delivery; POST only",
 }
 
 

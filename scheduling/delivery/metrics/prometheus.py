@@ -25,6 +25,7 @@ from scheduling.delivery.metrics.store import (
     read_hashes,
     total_key,
 )
+from scheduling.delivery.pauses.services import paused_labels
 from scheduling.delivery.ratelimit import current_limit
 from scheduling.rows.registry import scheduled_models
 from scheduling.rows.replicas.conf import read_replicas
@@ -93,6 +94,7 @@ class SchedulingCollector(Collector):
         totals = read_hashes([total_key(name) for name in models])
         yield from _gauge_families({label(model): snapshot(model) for model in scheduled_models()})
         yield _rate_limits()
+        yield _paused()
         yield GaugeMetricFamily(
             "scheduling_metrics_store_up",
             "1 when the counters' store (Redis) answered this scrape; 0: counters left out.",
@@ -172,6 +174,18 @@ def _rate_limits() -> Metric:
         limit = current_limit(model)
         if limit is not None:
             family.add_metric([label(model)], limit)
+    return family
+
+
+def _paused() -> Metric:
+    family = GaugeMetricFamily(
+        "scheduling_paused",
+        "1 while the model's delivery is paused (manage.py scheduling_pause), else 0.",
+        labels=["model"],
+    )
+    paused = paused_labels()
+    for model in scheduled_models():
+        family.add_metric([label(model)], 1 if model._meta.label_lower in paused else 0)
     return family
 
 

@@ -14,6 +14,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -21,6 +22,7 @@ from django.core.cache import cache
 from django.db import Error, connections
 from django.db.models import Model
 
+from scheduling.delivery.pauses.services import pauses_read_once
 from scheduling.delivery.sweep.results import SweepResult
 from scheduling.delivery.sweep.run import sweep
 from scheduling.rows.models import ScheduledEvent
@@ -52,11 +54,23 @@ class Daemon:
         """One round: every model and slot, then the purge if its hour came. True if any
         sweep delivered, expired, failed or requeued something."""
         busy = False
-        for model in self.models:
-            for slot in self.slots:
-                busy |= self.sweep_slot(model, slot)
+        with ExitStack() as tick:
+            self.read_pauses(tick)
+            for model in self.models:
+                for slot in self.slots:
+                    busy |= self.sweep_slot(model, slot)
         self.purge_if_due(now or datetime.now(UTC))
         return busy
+
+    def read_pauses(self, tick: ExitStack) -> None:
+        """One read of the delivery pauses for every sweep of the tick. Should it fail, each
+        sweep reads its own, and a database still down fails each where sweep_slot logs it: no
+        model is swept without its pause read."""
+        try:
+            tick.enter_context(pauses_read_once())
+        except Error as exc:
+            log.warning("reading the delivery pauses failed: %s", exc)
+            connections.close_all()
 
     def sweep_slot(self, model: type[ScheduledEvent], slot: int) -> bool:
         try:

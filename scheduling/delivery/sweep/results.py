@@ -39,6 +39,7 @@ class SweepResult:
     held: int = 0
     batches: int = 0
     locked_out: bool = False
+    paused: bool = False  # the model's delivery is paused: nothing was claimed (pauses/)
     drained: bool = False  # the last batch was not full: nothing else was due
     requeued: int = 0  # published earlier, not handled within the handling timeout
     rate_wait: float = 0.0  # seconds spent waiting for the model's rate limit

@@ -19,6 +19,7 @@ from datetime import datetime
 
 from scheduling.delivery import metrics
 from scheduling.delivery.locks import SweepLock, sweep_lock
+from scheduling.delivery.pauses.services import is_paused
 from scheduling.delivery.publishing import Publisher, shared_publisher
 from scheduling.delivery.sweep.loop import acquire, deliver, drain_for, holding_until
 from scheduling.delivery.sweep.reconcile import requeue_unhandled
@@ -73,6 +74,9 @@ def _sweep(
     conf = scheduling_settings()
     hold_until = holding_until(hold, fixed_clock=now is not None)
     result = SweepResult(model=model._meta.label)
+    if is_paused(model):  # read at each sweep's start: a pause reaches every sweeper by a tick
+        result.paused = True
+        return result
     if not acquire(lock, until=hold_until):
         result.locked_out = True
         return result

@@ -77,6 +77,8 @@ class Command(BaseCommand):
             f"{result.model}: delivered={result.delivered} expired={result.expired} "
             f"failed={result.failed} retrying={result.retrying} batches={result.batches}"
         )
+        if result.paused:
+            line += " (paused: manage.py scheduling_resume resumes it)"
         if result.locked_out:
             line += " (locked out: another sweeper holds this slot)"
         if result.error:
@@ -91,5 +93,6 @@ def drain(model: type[ScheduledEvent], *, slot: int) -> SweepResult:
         for name in ("delivered", "expired", "failed", "retrying", "batches"):
             setattr(total, name, getattr(total, name) + getattr(result, name))
         total.locked_out, total.error = result.locked_out, result.error
-        if result.drained or result.locked_out or result.error:
+        total.paused = result.paused
+        if result.drained or result.locked_out or result.paused or result.error:
             return total

@@ -54,9 +54,14 @@ class ModelAlarms:
 
 
 def model_alarms(
-    rows: ScheduledEventQuerySet[Any], snapshot: ModelSnapshot, now: datetime
+    rows: ScheduledEventQuerySet[Any],
+    snapshot: ModelSnapshot,
+    now: datetime,
+    *,
+    paused: bool = False,
 ) -> ModelAlarms:
-    """`snapshot` is the model's gauges; `rows` the ones to count as not handled in time."""
+    """`snapshot` is the model's gauges; `rows` the ones to count as not handled in time. A
+    paused model's due rows wait on purpose: never late."""
     model: type[ScheduledEvent] = rows.model
     not_handled = None
     if model.get_awaits_handling():
@@ -64,7 +69,7 @@ def model_alarms(
         # The snapshot's counts are the probe: no query when nothing awaits or is stuck.
         if snapshot.awaiting_handling or snapshot.stuck_in_flight:
             not_handled = health.not_handled_in_time(rows, now)[: metrics.COUNT_CAP].count()
-    late = health.is_late(snapshot.oldest_due_seconds) if snapshot.due_now else False
+    late = health.is_late(snapshot.oldest_due_seconds) if snapshot.due_now and not paused else False
     return ModelAlarms(
         late_seconds=snapshot.oldest_due_seconds if late else None,
         max_lateness=health.max_lateness(),

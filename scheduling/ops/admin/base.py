@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from scheduling.ops.admin.audit import AuditedAdmin
 from scheduling.ops.admin.causes import FailureCausesMixin
+from scheduling.ops.admin.pauses import PauseBoxAdmin
 from scheduling.ops.admin.timeline import TimelineLine, timeline_lines, when
 from scheduling.ops.admin.wording import lateness, short_duration
 from scheduling.ops.forms import AwareDateTimeFormField
@@ -149,7 +150,7 @@ def rows_changed(request: HttpRequest, opts: Any, verb: str, count: int) -> None
     messages.success(request, f"{verb} {count} {noun}.")
 
 
-class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
+class ScheduledEventAdmin(PauseBoxAdmin, FailureCausesMixin, AuditedAdmin):
     """Base admin for a ScheduledEvent subclass; subclasses extend the tuples, e.g.
 
     list_display = (*ScheduledEventAdmin.list_display, "customer")
@@ -166,7 +167,8 @@ class ScheduledEventAdmin(FailureCausesMixin, AuditedAdmin):
     # A search or a filter shows "N results" without counting the whole table beside it (a scan
     # of every row).
     show_full_result_count = False
-    # Adds a "Needs attention" link (the page of failed rows of every model) to the list.
+    # Adds a "Needs attention" link (the page of failed rows of every model) to the list, and
+    # the model's delivery pause (PauseBoxAdmin).
     change_list_template = "admin/scheduling/change_list.html"
     readonly_fields: ClassVar[Any] = SCHEDULING_FIELDS
     exclude: ClassVar[Any] = ("status",)  # shown as `state`: see get_readonly_fields

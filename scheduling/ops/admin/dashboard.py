@@ -3,7 +3,7 @@
 `dashboard_urls(site)` are the page at `<admin>/scheduling/dashboard/` (URL name
 `admin:scheduling_dashboard`) and its figures as JSON at `<admin>/scheduling/dashboard/data/`
 (`admin:scheduling_dashboard_data`, which the page fetches every REFRESH_SECONDS), both behind
-the site's admin_view; `add_dashboard_url(site)` adds them to a site by wrapping its get_urls,
+the site's admin_view, and the pause and resume view (scheduling.ops.admin.pauses); `add_dashboard_url(site)` adds them to a site by wrapping its get_urls,
 as the "needs attention" page does, and lists both pages first in the "Scheduling" app of the
 site's index (scheduling.ops.admin.index); a host's own `admin/index.html` still applies.
 
@@ -29,9 +29,12 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from scheduling.delivery import metrics
+from scheduling.delivery.metrics.gauges import ModelSnapshot
+from scheduling.delivery.pauses.services import pauses
 from scheduling.ops import health
 from scheduling.ops.admin.alarms import Backlog, expected_backlog, model_alarms
 from scheduling.ops.admin.index import index_with_pages
+from scheduling.ops.admin.pauses import pause_context, pause_urls
 from scheduling.ops.admin.views import prepend_urls
 from scheduling.rows.databases import redis_client_for_locks
 from scheduling.rows.models import ScheduledEvent
@@ -72,6 +75,7 @@ def dashboard_urls(site: admin.AdminSite) -> list[URLPattern | URLResolver]:
             site.admin_view(chart_script_view, cacheable=True),
             name="scheduling_dashboard_chart",
         ),
+        *pause_urls(site),
     ]
 
 
@@ -103,7 +107,14 @@ def dashboard_payload(
         if site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
     ]
     ages = sweep_ages(shown, now)
-    models = [model_figures(model, site, now, age) for model, age in zip(shown, ages, strict=True)]
+    paused = pauses()
+    models = [
+        model_figures(model, site, now, age, paused=model._meta.label_lower in paused)
+        for model, age in zip(shown, ages, strict=True)
+    ]
+    for figures in models:
+        pause = paused.get(figures["model"])
+        figures["pause"] = pause_context(request, figures["model"], pause, site.name)
     models.sort(key=busiest_first)
     return {
         "generated_at": now.isoformat(),
@@ -128,7 +139,12 @@ def counters_missing() -> str:
 
 
 def model_figures(
-    model: type[ScheduledEvent], site: admin.AdminSite, now: datetime, sweep_age: float | None
+    model: type[ScheduledEvent],
+    site: admin.AdminSite,
+    now: datetime,
+    sweep_age: float | None,
+    *,
+    paused: bool = False,
 ) -> dict:
     """`sweep_age`: seconds since the model's last sweep (None: unknown, or never)."""
     opts = model._meta
@@ -139,9 +155,7 @@ def model_figures(
         f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=site.name
     )
     awaits = model.get_awaits_handling()
-    alarms = model_alarms(model.objects.all(), snapshot, now)
     backlog = expected_backlog(model, metrics.due_rows(model, snapshot.due_now), hour, now)
-    unswept = sweep_age is not None and sweep_age > health.max_sweep_age()
     return {
         "model": opts.label_lower,
         "label": f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
@@ -151,11 +165,7 @@ def model_figures(
         "failed_rows": snapshot.failed_rows,
         # None: the model's events end at publishing, nothing awaits a handler.
         "awaiting_handling": snapshot.awaiting_handling if awaits else None,
-        "late": alarms.late_seconds is not None,
-        "not_handled_in_time": alarms.not_handled,
-        "seconds_since_last_sweep": None if sweep_age is None else round(sweep_age, 1),
-        "not_swept": unswept,
-        "alarms": alarms.labels + ([sweep_alarm(sweep_age)] if unswept else []),
+        **alarm_figures(model, snapshot, now, sweep_age, paused=paused),
         "backlog": backlog_figures(backlog),
         "last_hour": totals(hour),
         "last_day": totals(day),
@@ -166,6 +176,26 @@ def model_figures(
             "failed": f"{changelist}?lifecycle=failed",
             "awaiting_handling": f"{changelist}?lifecycle=awaiting_handling",
         },
+    }
+
+
+def alarm_figures(
+    model: type[ScheduledEvent],
+    snapshot: ModelSnapshot,
+    now: datetime,
+    sweep_age: float | None,
+    *,
+    paused: bool,
+) -> dict[str, Any]:
+    """A paused model's rows wait on purpose: neither late nor unswept (its pause box says so)."""
+    alarms = model_alarms(model.objects.all(), snapshot, now, paused=paused)
+    unswept = not paused and sweep_age is not None and sweep_age > health.max_sweep_age()
+    return {
+        "late": alarms.late_seconds is not None,
+        "not_handled_in_time": alarms.not_handled,
+        "seconds_since_last_sweep": None if sweep_age is None else round(sweep_age, 1),
+        "not_swept": unswept,
+        "alarms": alarms.labels + ([sweep_alarm(sweep_age)] if unswept else []),
     }
 
 

@@ -25,6 +25,7 @@ from django.utils.http import urlencode
 from django.utils.text import Truncator, capfirst
 
 from scheduling.delivery import metrics
+from scheduling.delivery.pauses.services import paused_labels
 from scheduling.ops import health
 from scheduling.ops.admin.alarms import ModelAlarms, model_alarms
 from scheduling.rows.models import ScheduledEvent
@@ -101,8 +102,9 @@ def attention_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
     """Staff only (the site's admin_view); each model only for users who may view it."""
     request.current_app = site.name
     now = timezone.now()
+    paused = paused_labels()
     groups = [
-        model_attention(request, site, model, now)
+        model_attention(request, site, model, now, paused=model._meta.label_lower in paused)
         for model in scheduled_models()
         if site.is_registered(model) and site.get_model_admin(model).has_view_permission(request)
     ]
@@ -122,7 +124,12 @@ def attention_view(request: HttpRequest, site: admin.AdminSite) -> HttpResponse:
 
 
 def model_attention(
-    request: HttpRequest, site: admin.AdminSite, model: type[ScheduledEvent], now: datetime
+    request: HttpRequest,
+    site: admin.AdminSite,
+    model: type[ScheduledEvent],
+    now: datetime,
+    *,
+    paused: bool = False,
 ) -> ModelAttention:
     # The ModelAdmin's own queryset: a host that narrows what its admin lists narrows this too.
     rows = cast(
@@ -136,7 +143,7 @@ def model_attention(
     newest = failed.order_by("-updated_at", "-pk")[:ATTENTION_ROWS]
     # Lateness is the model's, as /healthz has it; the counts are of the rows this admin lists.
     snapshot = metrics.snapshot(model)
-    alarms = model_alarms(rows, snapshot, now)
+    alarms = model_alarms(rows, snapshot, now, paused=paused)
     return ModelAttention(
         model=opts.label_lower,
         label=f"{capfirst(opts.verbose_name_plural)} ({opts.app_config.verbose_name})",
