@@ -303,3 +303,24 @@ def test_a_dropped_partitions_creation_contexts_go_with_it(spans):
 
     assert result.partitions >= 1
     assert not CreationContext.objects.filter(model=label).exists()
+
+
+@pytest.mark.slow
+def test_a_message_from_a_stock_celery_producer_is_handled(spans, celery_worker_process):
+    """A host's own apply_async, with the traceparent its instrumentation would add: the real
+    worker handles the event once, as the sweep's message."""
+    from scheduling.delivery.sweep.sql import mark_delivered
+    from tests.conftest import wait_for
+
+    with request_span() as request:
+        row = due_ping()
+    mark_delivered(ScheduledPing, [row.pk])  # as a sweep would have left it
+    row.refresh_from_db()
+    traceparent = f"00-{trace_id_of(request):032x}-{request.get_span_context().span_id:016x}-01"
+
+    handle_ping.apply_async(
+        kwargs={"event": row.to_event("now")}, queue="testapp", headers={"traceparent": traceparent}
+    )
+
+    wait_for(lambda: ScheduledPing.objects.filter(pk=row.pk).handled().exists())
+    assert PingEffect.objects.filter(ping_id=row.ping_id).count() == 1
