@@ -324,3 +324,32 @@ def test_a_message_from_a_stock_celery_producer_is_handled(spans, celery_worker_
 
     wait_for(lambda: ScheduledPing.objects.filter(pk=row.pk).handled().exists())
     assert PingEffect.objects.filter(ping_id=row.ping_id).count() == 1
+
+
+def test_a_sale_inserted_in_sql_keeps_the_trace_of_its_request(spans):
+    from purchases.models import ScheduledPurchase
+    from purchases.services import purchase_create
+    from tests.purchases.factories import CustomerFactory, ReleaseFactory, TrackFactory
+
+    release = ReleaseFactory(release_date=timezone.now() + timedelta(days=30))
+    TrackFactory(release=release, release_date=timezone.now() + timedelta(days=10))
+    with request_span("POST /api/purchases/") as request:
+        purchase = purchase_create(customer=CustomerFactory(), release=release)
+
+    rows = ScheduledPurchase.objects.filter(purchase=purchase).values_list("pk", flat=True)
+    kept = CreationContext.objects.filter(model="purchases.scheduledpurchase", row_id__in=rows)
+    assert len(rows) == 2
+    assert {c.traceparent.split("-")[1] for c in kept} == {f"{trace_id_of(request):032x}"}
+    assert kept.count() == 2
+
+
+def test_a_django_task_enqueued_in_a_request_keeps_its_trace(spans):
+    from scheduling.jobs.models import ScheduledJobRun
+    from tests.testapp import taskfuncs
+
+    with request_span("POST /signup/") as request:
+        taskfuncs.add.enqueue(2, 3)
+
+    [run] = ScheduledJobRun.objects.all()
+    kept = CreationContext.objects.get(model="scheduling_jobs.scheduledjobrun", row_id=run.pk)
+    assert kept.traceparent.split("-")[1] == f"{trace_id_of(request):032x}"
