@@ -82,6 +82,15 @@ RETURNING id
 """
 
 
+# What a `sweep --loop` daemon logs when the database fails under it: the tick's read of the
+# delivery pauses, or a sweep, whichever meets the failure first.
+DAEMON_MET_FAILURE = ("sweep of testapp.ScheduledPing failed", "reading the delivery pauses failed")
+
+
+def failures_met(output: str) -> int:
+    return sum(output.count(line) for line in DAEMON_MET_FAILURE)
+
+
 def insert_pings(
     cursor: Any,
     count: int,

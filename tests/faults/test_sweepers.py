@@ -15,6 +15,7 @@ from tests.faults.conftest import (
     backend_in_transaction,
     end,
     event_id,
+    failures_met,
     fallen_due,
     insert_pings,
     published_ids,
@@ -112,7 +113,8 @@ def test_a_frozen_sweeper_loses_its_batch_to_another_within_the_lock_ttl_and_no_
     subprocess_env, broker, fault_report
 ):
     batch = 50
-    count = max(scale() // 40, 10 * batch)
+    # Forty batches: forty windows in which to catch a sweeper between its claim and its mark.
+    count = max(scale() // 40, 40 * batch)
     env = {
         **subprocess_env,
         "SCHEDULING_BATCH_SIZE": str(batch),
@@ -146,7 +148,7 @@ def test_a_frozen_sweeper_loses_its_batch_to_another_within_the_lock_ttl_and_no_
         # Thawed, it goes on with the batch it had claimed: whatever it publishes has gone out
         # already, and its commit fails.
         frozen.process.send_signal(signal.SIGCONT)
-        wait_for(lambda: THAWED_FAILURE in frozen.text, timeout=30, interval=0.05)
+        wait_for(lambda: failures_met(frozen.text), timeout=30, interval=0.05)
         wait_for(lambda: _all_handled(count) and _nothing_queued(broker), timeout=60)
     finally:
         end(frozen.process)
@@ -176,9 +178,6 @@ def test_a_frozen_sweeper_loses_its_batch_to_another_within_the_lock_ttl_and_no_
     # Only the frozen sweeper's own batch can have gone out twice, and each once more at most.
     assert set(verdict.duplicated) <= {event_id(pk) for pk in held}
     assert set(verdict.duplicated.values()) <= {2}
-
-
-THAWED_FAILURE = "sweep of testapp.ScheduledPing failed"
 
 
 def _frozen_holding_rows(process, application_name: str) -> tuple[float, set[int]]:

@@ -182,7 +182,7 @@ def test_a_new_host_project_delivers_and_handles_an_event(wheel: Path, tmp_path:
                 "retry_rows",
                 "shift_rows",
             ],
-            "api root": [200, ["calendars", "events/shop/scheduledorderemail"]],
+            "api root": [200, ["calendars", "events/shop/scheduledorderemail", "pauses"]],
             "shop list": [200, 2],
             "shop cancel": [200, {"count": 1}],
             "tables": [],
