@@ -157,7 +157,7 @@ def drain_naive() -> None:
                         queue=task.queue,
                         producer=producer,
                     )
-                mark_delivered(ScheduledPurchase, [row.pk for row in rows])
+                mark_delivered(ScheduledPurchase, rows)
             if len(rows) < BATCH:
                 return
 
@@ -166,7 +166,7 @@ def drain_ceiling() -> None:
     while True:
         with transaction.atomic():
             rows = claim_due(ScheduledPurchase, cutoff=database_now(), limit=BATCH)
-            mark_delivered(ScheduledPurchase, [row.pk for row in rows])
+            mark_delivered(ScheduledPurchase, rows)
         # Not `< BATCH`: beside a second process a short claim only means it held the rest.
         if not rows:
             return

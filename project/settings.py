@@ -291,6 +291,7 @@ SCHEDULING_KEEP_FAILED_DAYS = env_number("SCHEDULING_KEEP_FAILED_DAYS", 30)
 SCHEDULING_METRICS_TOKEN = env_str("SCHEDULING_METRICS_TOKEN", "")
 SCHEDULING_HEALTH_MAX_LATENESS = env_number("SCHEDULING_HEALTH_MAX_LATENESS", 60.0)
 SCHEDULING_SWEEPER_SLOTS = env_number("SCHEDULING_SWEEPER_SLOTS", 1)
+SCHEDULING_QUEUE_TARGET_MAX_BACKLOG = env_number("SCHEDULING_QUEUE_TARGET_MAX_BACKLOG", 10_000)
 # Sub-second lateness: a beat-driven sweep stays on this long (< the interval) and delivers
 # rows as they fall due. Each holding sweep occupies a worker process: use a dedicated
 # `-Q scheduling` worker with concurrency >= scheduled models x slots. 0 (default): off.

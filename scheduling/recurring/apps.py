@@ -11,10 +11,10 @@ class RecurringConfig(AppConfig):
 
     def ready(self) -> None:
         from scheduling.recurring.models import ScheduledOccurrence
-        from scheduling.recurring.purge import latest_fire
+        from scheduling.recurring.purge import latest_fire, latest_fire_in_partition
         from scheduling.rows.extensions import extensions
 
-        extensions.keep(ScheduledOccurrence, latest_fire)
+        extensions.keep(ScheduledOccurrence, latest_fire, in_partition=latest_fire_in_partition)
         extensions.add_route(
             "schedules", "scheduling.recurring.api.ScheduleViewSet", basename="schedule"
         )

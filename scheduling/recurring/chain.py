@@ -30,6 +30,7 @@ from scheduling.recurring.timeline import (
     successor,
     timeline_successors,
 )
+from scheduling.rows import arrays
 from scheduling.rows.databases import connection_of
 from scheduling.rows.history import bulk
 from scheduling.rows.history.models import Kind
@@ -92,14 +93,18 @@ def insert_pending(successors: Sequence[Successor], *, model: type[Any]) -> int:
         return model.objects.count() - before
     # One statement over arrays: the ORM's bulk_create spends more time building the
     # statement for a 1000-row batch than PostgreSQL spends running it.
-    arrays: list[list[Any]] = [list(column) for column in zip(*successors, strict=True)]
+    ids, versions, dues, runs, catch_ups, planned = zip(*successors, strict=True)
+    literals = [
+        *(arrays.numbers(ids), arrays.numbers(versions), arrays.times(dues)),
+        *(arrays.numbers(runs), arrays.booleans(catch_ups), arrays.times(planned)),
+    ]
     with connection_of(model).cursor() as cursor:
-        cursor.execute(INSERT_PENDING, arrays)
+        cursor.execute(INSERT_PENDING, literals)
         inserted: int = cursor.rowcount
         if inserted and tracing.tracing_on():
             schedules = schedule_model(model)._meta.label_lower
-            ids = sorted({s.schedule_id for s in successors})
-            cursor.execute(INHERIT_SCHEDULE_CONTEXT, [model._meta.label_lower, schedules, ids])
+            traced = arrays.numbers(sorted({s.schedule_id for s in successors}))
+            cursor.execute(INHERIT_SCHEDULE_CONTEXT, [model._meta.label_lower, schedules, traced])
         return inserted
 
 
@@ -122,7 +127,8 @@ def _hold_schedules(rows: list[Occurrence], *, model: type[Any]) -> dict[int, in
     fired = [planned_fire(row) if row.status == Status.DELIVERED else None for row in rows]
     first = [row.attempts == 0 for row in rows]  # attempts counts earlier publications
     with connection_of(model).cursor() as cursor:
-        cursor.execute(HOLD_SCHEDULES, [ids, fired, first, ids])
+        keys = arrays.numbers(ids)
+        cursor.execute(HOLD_SCHEDULES, [keys, arrays.times(fired), arrays.booleans(first), keys])
         return dict(cursor.fetchall())
 
 

@@ -14,7 +14,6 @@ as an argument and never import it back (services.py, above it, does).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -29,6 +28,13 @@ from scheduling.delivery.publishing.targets import task_queue
 from scheduling.recurring import cron
 from scheduling.recurring.calendars import CalendarPolicy, calendar_fire
 from scheduling.recurring.chain import occurrence_ensure, occurrences_begin, occurrences_chain
+from scheduling.recurring.changes import (
+    SWEEP_FIELDS,
+    TIMELINE_FIELDS,
+    VERSIONED_FIELDS,
+    compared,
+    snapshot,
+)
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
 from scheduling.recurring.overlap import occurrences_keep_back
 from scheduling.recurring.policies import (
@@ -39,32 +45,16 @@ from scheduling.recurring.policies import (
     track_pause,
 )
 from scheduling.recurring.policy_fields import SchedulePolicies
-from scheduling.recurring.templates import render
+from scheduling.recurring.templates import render_shared
 from scheduling.recurring.timeline import MICROSECOND
 from scheduling.recurring.validation import schedule_errors
 from scheduling.rows.databases import database_of
+from scheduling.rows.instances import quick_from_db
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.outgoing import OutgoingJson, OutgoingMessage
 from scheduling.rows.states import Status
 from scheduling.rows.tracing import context as tracing
 from scheduling.time.times import iso_utc
-
-# Changing any of these moves the fire times or the target: the schedule is checked again.
-TIMELINE_FIELDS = (
-    *("cron", "timezone", "task", "queue", "starts_at", "ends_at", "enabled"),
-    *("calendars", "calendar_policy"),
-)
-# Changing any of these (every field a person edits) bumps the version and replaces the
-# pending occurrences: one created under an older version is never published.
-VERSIONED_FIELDS = (
-    *TIMELINE_FIELDS,
-    *("name", "template_timezone", "payload_template", "misfire_policy", "max_lateness"),
-    *("catchup_window", "jitter"),  # jitter moves every due time
-    # Overlap, DST, counted schedules and pauses (policies.py).
-    *("overlap_policy", "dst_gap_policy", "dst_repeat_policy", "max_fires", "resume_policy"),
-)
-# The sweep's to write: a form or API save never writes them back.
-SWEEP_FIELDS = ("last_fired_at", "fire_count")
 
 
 class RecurringSchedule(SchedulePolicies):
@@ -129,6 +119,9 @@ class RecurringSchedule(SchedulePolicies):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # Bookkeeping the sweep's per-occurrence work never reads (scheduling.rows.instances).
+    not_read_by_the_sweep = ("created_at", "updated_at", "last_fired_at")
+
     _loaded: dict[str, Any]
     # The pending head's due time, as the API and the admin annotate it; save() sets it too.
     next_fire_at: datetime | None
@@ -169,7 +162,7 @@ class RecurringSchedule(SchedulePolicies):
                 super().save(*args, **kwargs)
                 tracing.keep(RecurringSchedule, [self.pk], context, using=using)
                 self.next_fire_at = _due_at(occurrence_ensure(schedule=self))
-        self._loaded = _snapshot(self)
+        self._loaded = snapshot(self)
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         with transaction.atomic(using=database_of(RecurringSchedule)):
@@ -182,15 +175,18 @@ class RecurringSchedule(SchedulePolicies):
     @classmethod
     def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Self:
         # Django 6.1 passes fetch_mode=; 5.2 passes nothing more.
-        instance = super().from_db(db, field_names, values, **kwargs)
+        # A sweep reads a thousand schedules a batch: no __init__ where it would change nothing.
+        instance = quick_from_db(cls, db, field_names, values) or super().from_db(
+            db, field_names, values, **kwargs
+        )
         if set(VERSIONED_FIELDS) <= set(field_names):
-            instance._loaded = _snapshot(instance)
+            instance._loaded = snapshot(instance)
         return instance
 
     def timeline_changed(self, names: Sequence[str] = TIMELINE_FIELDS) -> bool:
         # Unknown (not loaded from the database, or loaded partly) counts as changed.
         loaded = getattr(self, "_loaded", None)
-        return loaded is None or any(loaded[name] != getattr(self, name) for name in names)
+        return loaded is None or any(loaded[name] != compared(self, name) for name in names)
 
     @property
     def variables_timezone(self) -> str:
@@ -217,14 +213,6 @@ class RecurringSchedule(SchedulePolicies):
         )
         if errors:
             raise ValidationError(errors)
-
-
-def _snapshot(schedule: RecurringSchedule) -> dict[str, Any]:
-    # A deep copy: a payload edited in place must still compare as changed.
-    loaded = {name: getattr(schedule, name) for name in VERSIONED_FIELDS}
-    loaded["payload_template"] = copy.deepcopy(loaded["payload_template"])
-    loaded["calendars"] = copy.deepcopy(loaded["calendars"])
-    return loaded
 
 
 def _due_at(occurrence: ScheduledOccurrence | None) -> datetime | None:
@@ -370,7 +358,7 @@ class ScheduledOccurrence(ScheduledEvent):
             "schedule": schedule.name,
             "scheduled_for": iso_utc(self.fire_time),
             "manual": self.manual,
-            "payload": render(
+            "payload": render_shared(
                 schedule.payload_template,
                 fire_time=self.fire_time,
                 tz=schedule.variables_timezone,

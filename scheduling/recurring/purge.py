@@ -28,3 +28,35 @@ def latest_fire(model: type[ScheduledEvent]) -> str:
             AND newer.status <> '{Status.PENDING.value}'
             AND (newer.due_at, newer.id) > (t.due_at, t.id)
         )"""
+
+
+def latest_fire_in_partition(model: type[ScheduledEvent]) -> str:
+    """latest_fire() for one partition `{partition}` as one set-based statement: true when a
+    row of it is kept. Row by row, the rule probes the schedule and every later partition for
+    each row (37 s for a day of 2,010,000 at 30M); here the partition's newest row of each
+    schedule and version is found in one scan, those followed by a newer fire in a later
+    partition (due at or after `%(upper)s`) are set aside with one anti-join, and only the rest
+    meet their schedules."""
+    quote = connection_of(model).ops.quote_name
+    table = quote(model._meta.db_table)
+    meta: Any = model._meta
+    schedules = quote(meta.get_field("schedule").related_model._meta.db_table)
+    done = f"NOT t.manual AND t.status <> '{Status.PENDING.value}'"
+    return f"""
+        WITH newest AS MATERIALIZED (
+            SELECT DISTINCT ON (t.schedule_id, t.schedule_version)
+                t.schedule_id, t.schedule_version
+            FROM {{partition}} AS t WHERE {done}
+            ORDER BY t.schedule_id, t.schedule_version, t.due_at DESC, t.id DESC
+        ), unfollowed AS MATERIALIZED (
+            SELECT n.schedule_id, n.schedule_version FROM newest AS n
+            WHERE NOT EXISTS (
+                SELECT 1 FROM {table} AS t
+                WHERE t.schedule_id = n.schedule_id AND t.schedule_version = n.schedule_version
+                AND {done} AND t.due_at >= %(upper)s
+            )
+        )
+        SELECT EXISTS (
+            SELECT 1 FROM unfollowed AS u
+            JOIN {schedules} AS s ON s.id = u.schedule_id AND s.version = u.schedule_version
+        )"""

@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Any
+
+import orjson
 
 from scheduling.recurring.cron import time_zone, to_utc
 from scheduling.rows.conf import scheduling_settings
@@ -104,6 +107,19 @@ def render(template: Any, *, fire_time: datetime, tz: str, schedule_name: str) -
         return cache[name]
 
     return _map_strings(template, lambda text: VARIABLE.sub(value, text) if "$" in text else text)
+
+
+def render_shared(template: Any, *, fire_time: datetime, tz: str, schedule_name: str) -> Any:
+    """render(), remembered for the schedules that share a template, a fire time and a zone (a
+    sweep's batch, typically): the result is shared between them, so read it, never change it."""
+    text = dumps(template)
+    name = schedule_name if b"scheduleName" in text else ""
+    return _rendered(text, fire_time, tz, name)
+
+
+@lru_cache(maxsize=1024)
+def _rendered(text: bytes, fire_time: datetime, tz: str, schedule_name: str) -> Any:
+    return render(orjson.loads(text), fire_time=fire_time, tz=tz, schedule_name=schedule_name)
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -47,6 +47,7 @@ class Route:
 class Extensions:
     purged: dict[str, SqlCondition] = field(default_factory=dict)  # by model label
     kept: dict[str, KeepCondition] = field(default_factory=dict)  # by model label
+    kept_in_partition: dict[str, KeepCondition] = field(default_factory=dict)  # by model label
     routes: dict[str, Route] = field(default_factory=dict)  # by prefix
     former_labels: dict[str, str] = field(default_factory=dict)  # lower-case, old to new
 
@@ -70,11 +71,23 @@ class Extensions:
             )
         claim(self.purged, model._meta.label, condition, "a purge rule")
 
-    def keep(self, model: type[ScheduledEvent], condition: KeepCondition) -> None:
-        """Rows of the scheduled `model` matching `condition` are kept however old."""
+    def keep(
+        self,
+        model: type[ScheduledEvent],
+        condition: KeepCondition,
+        *,
+        in_partition: KeepCondition | None = None,
+    ) -> None:
+        """Rows of the scheduled `model` matching `condition` (SQL over the alias `t`) are kept
+        however old. `in_partition`, for a model partitioned by due time: the same rule as one
+        set-based statement, `SELECT EXISTS (...)` over the partition `{partition}` (whose rows
+        are due before `%(upper)s`), true when a row of it is kept; without it, a partition's
+        drop checks `condition` row by row."""
         if not is_scheduled(model):
             raise ImproperlyConfigured(f"{model._meta.label} is not a scheduled model")
         claim(self.kept, model._meta.label, condition, "a keep rule")
+        if in_partition is not None:
+            claim(self.kept_in_partition, model._meta.label, in_partition, "a keep rule")
 
     def add_route(self, prefix: str, viewset: str | Callable[[], Any], *, basename: str) -> None:
         """`scheduling.ops.api.urls` registers `viewset` at `prefix` on its router. A dotted path

@@ -13,6 +13,7 @@ from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
+from scheduling.rows import arrays
 from scheduling.rows.actors import process_actor
 from scheduling.rows.conf import SchedulingSettings
 from scheduling.rows.databases import database_of, on_postgresql
@@ -51,12 +52,15 @@ CONFIGURE_SWEEP_TRANSACTION = (
     " statement_timestamp()"
 )
 
-# One array parameter instead of the ORM's `IN (%s, %s, ...)`, a placeholder a row, which
-# psycopg would interpolate client-side for every batch.
+# Array literals instead of the ORM's `IN (%s, %s, ...)`, a placeholder a row, which psycopg
+# would interpolate client-side for every batch (scheduling.rows.arrays). Each row by its
+# (id, due_at): on a table partitioned by due time, one partition's index is probed a row,
+# where an id alone probes every partition's.
 MARK_DELIVERED = (
-    "UPDATE {table} SET status = %s, delivered_at = statement_timestamp(),"
-    " attempts = attempts + 1, last_error = '', updated_at = statement_timestamp()"
-    " WHERE {pk} = ANY(%s)"
+    "UPDATE {table} AS t SET status = %s, delivered_at = statement_timestamp(),"
+    " attempts = t.attempts + 1, last_error = '', updated_at = statement_timestamp()"
+    " FROM unnest(%s::{pk_type}[], %s::timestamptz[]) AS claimed(pk, due_at)"
+    " WHERE t.{pk} = claimed.pk AND t.due_at = claimed.due_at"
 )
 
 # The claim of a model with a fairness_key: due rows round-robin across its keys, lowest turns
@@ -236,19 +240,26 @@ def claim_parts(model: type[ScheduledEvent], columns: list[str]) -> dict[str, st
     return {"columns": selected, "table": table(model), "pk": pk_column(model)}
 
 
-def mark_delivered(model: type[ScheduledEvent], pks: list[int]) -> int:
+def pk_type(model: type[ScheduledEvent]) -> str:
+    """The primary key's column type (bigint, integer, uuid), for an array of keys."""
+    primary: Any = model._meta.pk
+    return str(primary.rel_db_type(connections[database_of(model)]))
+
+
+def mark_delivered(model: type[ScheduledEvent], rows: list[ScheduledEvent]) -> int:
     using = database_of(model)
     if not on_postgresql(using):
-        return model.objects.filter(pk__in=pks).update(
+        return model.objects.filter(pk__in=[row.pk for row in rows]).update(
             status=Status.DELIVERED,
             delivered_at=Now(),
             attempts=F("attempts") + 1,
             last_error="",
             updated_at=Now(),
         )
-    sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model))
+    sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model), pk_type=pk_type(model))
+    keys, dues = arrays.numbers(row.pk for row in rows), arrays.times(row.due_at for row in rows)
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, [Status.DELIVERED.value, pks])
+        cursor.execute(sql, [Status.DELIVERED.value, keys, dues])
         count: int = cursor.rowcount
     return count
 

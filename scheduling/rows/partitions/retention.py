@@ -9,9 +9,10 @@ checked again once detached: one that stopped being purgeable meanwhile puts the
 back. History entries of the dropped rows are left to purge.py's walk of orphaned entries.
 
 The whole rule is checked before the detach; once detached, only its cheap part (status and
-times, one scan): a model's keep rule (recurring's newest fire of a schedule) costs an index
-probe a row, and what it reads (newer fires, the schedule's version) only ever turns a kept
-row purgeable, never the reverse.
+times, one scan): what a model's keep rule reads (recurring's newer fires, the schedule's
+version) only ever turns a kept row purgeable, never the reverse. Row by row, a keep rule costs
+index probes a row; a model that gives its set-based form (recurring does) is checked with one
+statement a partition.
 """
 
 from __future__ import annotations
@@ -48,25 +49,29 @@ def past(partition: Partition, cutoff: datetime) -> bool:
     return not partition.default and partition.upper is not None and partition.upper <= cutoff
 
 
+@dataclass(frozen=True)
+class Rule:
+    """What makes a row purgeable: SQL over the alias `t`, true for a row done past its
+    retention, without (`done`) and with (`purgeable`) the model's keep rule; and the keep
+    rule's set-based form (`kept_in_partition`: scheduling.extensions' `in_partition`)."""
+
+    done: str
+    purgeable: str
+    kept_in_partition: str | None = None
+
+
 def drop_done_partitions(
-    connection: Any,
-    table: str,
-    conditions: tuple[str, str],
-    params: dict[str, Any],
-    cutoff: datetime,
+    connection: Any, table: str, rule: Rule, params: dict[str, Any], cutoff: datetime
 ) -> Dropped:
-    """`conditions`: SQL over the alias `t`, true for a row done past its retention, without
-    and with the model's keep rule (the second: purgeable)."""
     dropped = Dropped()
-    done, condition = conditions
     for partition in partitions_of(connection, table):
         if not past(partition, cutoff):
             continue
-        rows = all_purgeable(connection, partition.name, condition, params)
+        rows = all_purgeable(connection, partition, rule, params)
         if rows is None:
             continue  # a row in it is not done, or kept: left to the row-wise purge
         try:
-            gone = detach(connection, table, partition, done, params)
+            gone = detach(connection, table, partition, rule.done, params)
         except OperationalError as exc:  # the lock_timeout: a busy table; the next run
             log.warning("partition %s not dropped this time: %s", partition.name, exc)
             continue
@@ -76,8 +81,24 @@ def drop_done_partitions(
     return dropped
 
 
-def all_purgeable(connection: Any, name: str, condition: str, params: dict[str, Any]) -> int | None:
+def all_purgeable(
+    connection: Any, partition: Partition, rule: Rule, params: dict[str, Any]
+) -> int | None:
     """How many rows the partition holds, if every one of them is purgeable; else None."""
+    if rule.kept_in_partition is None:
+        return all_match(connection, partition.name, rule.purgeable, params)
+    rows = all_match(connection, partition.name, rule.done, params)
+    if rows is None or not rows:
+        return rows
+    statement = rule.kept_in_partition.format(partition=quote(connection, partition.name))
+    with transaction.atomic(using=connection.alias):
+        execute(connection, "SET LOCAL jit = off")
+        ((kept,),) = fetch(connection, statement, {**params, "upper": partition.upper})
+    return None if kept else rows
+
+
+def all_match(connection: Any, name: str, condition: str, params: dict[str, Any]) -> int | None:
+    """How many rows the partition holds, if every one of them meets `condition`; else None."""
     table = quote(connection, name)
     with transaction.atomic(using=connection.alias):
         execute(connection, "SET LOCAL jit = off")  # as in the sweep (queries.py)
@@ -101,7 +122,7 @@ def detach(
     bounds = bound_clause(partition.lower, partition.upper)
     reattach = f"ALTER TABLE {parent} ATTACH PARTITION {name} {bounds}"
     try:
-        if all_purgeable(connection, partition.name, condition, params) is None:
+        if all_match(connection, partition.name, condition, params) is None:
             # A row changed in between and is no longer done: the partition goes back as it was.
             execute(connection, reattach)
             return False

@@ -10,10 +10,11 @@ from django.db import DatabaseError
 
 from scheduling.rows.databases import connection_of
 from scheduling.rows.due_partitions import DuePartitions, as_interval, partitioning_of
+from scheduling.rows.extensions import extensions
 from scheduling.rows.partitions.catalog import Partition, partitions_of, table_is_partitioned
 from scheduling.rows.partitions.convert import Conversion, Target, convert_table
 from scheduling.rows.partitions.maintain import Maintenance, maintain_table
-from scheduling.rows.partitions.retention import Dropped, drop_done_partitions
+from scheduling.rows.partitions.retention import Dropped, Rule, drop_done_partitions
 from scheduling.rows.retention import Cutoffs, cutoff_params, done_condition
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,11 @@ def drop_purgeable(model: Any, limits: Cutoffs) -> Dropped:
         return Dropped()
     cutoff = max(limits.done_before, limits.failed_before)
     conn = connection_for(model)
-    conditions = (done_condition(model, kept_too=False), done_condition(model))
+    in_partition = extensions.kept_in_partition.get(model._meta.label)
+    rule = Rule(
+        done=done_condition(model, kept_too=False),
+        purgeable=done_condition(model),
+        kept_in_partition=in_partition(model) if in_partition is not None else None,
+    )
     params = {**cutoff_params(limits, model), "label": model._meta.label_lower}
-    return drop_done_partitions(conn, model._meta.db_table, conditions, params, cutoff)
+    return drop_done_partitions(conn, model._meta.db_table, rule, params, cutoff)

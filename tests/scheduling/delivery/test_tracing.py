@@ -314,7 +314,7 @@ def test_a_message_from_a_stock_celery_producer_is_handled(spans, celery_worker_
 
     with request_span() as request:
         row = due_ping()
-    mark_delivered(ScheduledPing, [row.pk])  # as a sweep would have left it
+    mark_delivered(ScheduledPing, [row])  # as a sweep would have left it
     row.refresh_from_db()
     traceparent = f"00-{trace_id_of(request):032x}-{request.get_span_context().span_id:016x}-01"
 
