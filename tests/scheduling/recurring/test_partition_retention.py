@@ -1,0 +1,140 @@
+"""A partition of recurring occurrences is dropped only when the keep rule keeps none of its
+rows (a schedule's newest fire of its current version): the rule's set-based form, one statement
+a partition, answers as the row-by-row rule does in every case."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from scheduling.recurring.models import ScheduledOccurrence
+from scheduling.recurring.purge import latest_fire_in_partition
+from scheduling.rows.clock import database_now
+from scheduling.rows.partitions import convert, partitions
+from scheduling.rows.partitions.retention import Rule, all_match, all_purgeable
+from scheduling.rows.purge import purge_model
+from scheduling.rows.retention import cutoff_params, cutoffs, done_condition
+from tests.scheduling.recurring.conftest import make_schedule
+
+DAY = timedelta(days=1)
+OLD = 60 * DAY  # rows this old lie in the partition made for the rows before the conversion
+AFTER = 30 * DAY  # a row due this far ahead lies past the partition of the rows before
+LATER = 400 * DAY  # a purge this far ahead finds every partition past retention
+
+INSERT = """
+INSERT INTO scheduled_occurrence (schedule_id, schedule_version, due_at, missed_run, catch_up,
+    manual, status, version, attempts, cancel_reason, last_error, created_at, updated_at,
+    delivered_at, cancelled_at)
+VALUES (%s, %s, %s, 0, false, %s, %s, 1, 1, '', '', %s, %s, %s, %s)
+"""
+
+
+def occurrence(schedule, due_at, *, status="delivered", version=None, manual=False):
+    at = due_at
+    delivered = at if status == "delivered" else None
+    cancelled = at if status == "cancelled" else None
+    version = schedule.version if version is None else version
+    with connection.cursor() as cursor:
+        cursor.execute(
+            INSERT, [schedule.pk, version, due_at, manual, status, at, at, delivered, cancelled]
+        )
+
+
+def old_partition():
+    (partition,) = [p for p in partitions(ScheduledOccurrence) if p.name.endswith("_before")]
+    return partition
+
+
+def both_answers(now):
+    """(row by row, set-based): how many rows the old partition holds if all are purgeable."""
+    limits = cutoffs(now + LATER)
+    params = {**cutoff_params(limits, ScheduledOccurrence), "label": "x"}
+    rule = Rule(
+        done=done_condition(ScheduledOccurrence, kept_too=False),
+        purgeable=done_condition(ScheduledOccurrence),
+        kept_in_partition=latest_fire_in_partition(ScheduledOccurrence),
+    )
+    partition = old_partition()
+    row_by_row = all_match(connection, partition.name, rule.purgeable, params)
+    return row_by_row, all_purgeable(connection, partition, rule, params)
+
+
+def disabled(**fields):
+    """A schedule without a pending occurrence of its own: the test writes its rows."""
+    schedule = make_schedule(enabled=False, **fields)
+    ScheduledOccurrence.objects.filter(schedule=schedule).delete()
+    return schedule
+
+
+def converted():
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    convert(ScheduledOccurrence, "1d", concurrently=False)
+
+
+CASES = {
+    # the schedule's newest fire is in a later day: nothing here is kept
+    "followed by a later fire": ([-OLD, -OLD + DAY / 2, AFTER], True),
+    # its newest fire (however it ended) is here: kept, the partition stays
+    "newest fire here": ([-OLD - DAY, -OLD], False),
+    "newest fire here, cancelled": ([-OLD - DAY, ("cancelled", -OLD)], False),
+    # only manual triggers and older versions here: nothing kept
+    "manual trigger": ([("manual", -OLD)], True),
+    "older version": ([("v0", -OLD)], True),
+    "older version here, current one later": ([("v0", -OLD), AFTER], True),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("case", CASES)
+def test_the_set_based_keep_rule_answers_as_the_row_by_row_one(case):
+    now = database_now()
+    fires, droppable = CASES[case]
+    schedule = disabled(cron="0 9 * * *")
+    schedule.version = 2
+    schedule.save(update_fields=["version"])
+    schedule.refresh_from_db()
+    fires = [fire if isinstance(fire, tuple) else ("delivered", fire) for fire in fires]
+    # Rows written before the conversion lie in its "before" partition; those written after,
+    # due later, in a later one (the DEFAULT partition, here).
+    for written_after in (False, True):
+        for kind, offset in fires:
+            if (offset > timedelta(0)) is written_after:
+                occurrence(
+                    schedule,
+                    now + offset,
+                    status="cancelled" if kind == "cancelled" else "delivered",
+                    version=schedule.version - 1 if kind == "v0" else schedule.version,
+                    manual=kind == "manual",
+                )
+        if not written_after:
+            converted()
+
+    row_by_row, set_based = both_answers(now)
+
+    assert row_by_row == set_based
+    assert (set_based is not None) is droppable
+
+
+@pytest.mark.django_db
+def test_a_partition_whose_newest_fires_are_followed_is_dropped_and_one_keeping_one_is_not():
+    now = database_now()
+    followed, last = disabled(cron="0 9 * * *"), disabled(cron="0 10 * * *")
+    for day in (OLD + DAY, OLD):
+        occurrence(followed, now - day)
+        occurrence(last, now - day)
+    converted()
+    occurrence(followed, now + AFTER)  # in a later partition
+
+    kept = purge_model(ScheduledOccurrence, now=now + LATER)
+
+    assert old_partition()  # `last`'s newest fire is in it: kept, and the partition with it
+    assert ScheduledOccurrence.objects.filter(schedule=last, due_at=now - OLD).exists()
+    assert not ScheduledOccurrence.objects.filter(schedule=followed, due_at__lt=now).exists()
+    assert kept.deleted == 3  # the rest of the partition went row by row
+    occurrence(last, now + AFTER)  # now followed too
+
+    dropped = purge_model(ScheduledOccurrence, now=now + LATER)
+
+    assert dropped.partitions >= 1
+    assert not [p for p in partitions(ScheduledOccurrence) if p.name.endswith("_before")]
