@@ -18,6 +18,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest, Now
 from django.utils import timezone as django_timezone
 
+from scheduling.recurring.bulk import batch_successors
 from scheduling.recurring.conf import recurring_settings
 from scheduling.recurring.jitter import planned_fire
 from scheduling.recurring.policies import MisfirePolicy, finished
@@ -66,8 +67,7 @@ def occurrences_chain(
     for row in heads:  # counted in this batch: max_fires reads the new count
         row.schedule.fire_count = held[row.schedule_id]
     conf = recurring_settings()
-    successors = [s for row in heads for s in occurrence_successors(row, now=now, conf=conf)]
-    return insert_pending(successors, model=model)
+    return insert_pending(batch_successors(heads, now=now, conf=conf), model=model)
 
 
 def insert_pending(successors: Sequence[Successor], *, model: type[Any]) -> int:
