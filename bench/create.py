@@ -57,7 +57,7 @@ def start_server(workers: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "gunicorn", "project.wsgi", "-b", f"127.0.0.1:{PORT}"]
     command += ["-w", str(workers), "--log-level", "warning"]
     # Production settings (bench/__main__.py's configure) plus the plain endpoint.
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings", "PGAPPNAME": "bench-web"}
     if port_answers():  # another run's server would take the load and void the figures
         raise RuntimeError(f"port {PORT} is taken: is another bench running?")
     server = subprocess.Popen(command, env=env)

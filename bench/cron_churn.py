@@ -25,7 +25,7 @@ from django.db import connection
 from bench.common import vacuum
 from bench.cron_layout import CHURN_DAYS_AHEAD, is_partitioned, partitions
 from bench.cron_load import columns, occurrence_columns, progress
-from bench.cron_report import note, phase
+from bench.cron_report import note, note_against, phase
 from scheduling.recurring.models import ScheduledOccurrence
 from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.purge import PurgeResult, cutoffs, purge_model
@@ -127,7 +127,15 @@ def purge(churn: Churn, day: datetime) -> None:
         dropped = partitions().drop_purgeable(ScheduledOccurrence, cutoffs(now))
         note("purge: partitions dropped", len(dropped.partitions), "partitions")
         note("purge: rows in them", dropped.rows, "rows")
-        note("purge: seconds to drop them", time.perf_counter() - started, "s")
+        seconds = time.perf_counter() - started
+        note_against(
+            "purge: seconds to drop them",
+            seconds,
+            "s",
+            anchor=5.0,
+            anchor_label="goal",
+            lower_is_better=True,
+        )
         # Every partition wholly before the cutoff: the churned day's and the empty ones
         # between the converted table's old partition and it.
         print(f"    dropped: {', '.join(dropped.partitions) or 'none'}")

@@ -39,13 +39,25 @@ from django.conf import settings
 from django.db import connection
 
 from bench.common import sql, vacuum
-from bench.cron_burst import arm_burst, run_burst
+from bench.cron_burst import BURST_RATE, arm_burst, run_burst
 from bench.cron_churn import Churn, run_churn
 from bench.cron_layout import database_of, prepare_layout
 from bench.cron_load import TABLES, load_rest
-from bench.cron_report import SUMMARY, machine, note, phase, side_by_side, write_summary
+from bench.cron_report import (
+    SUMMARY,
+    kept,
+    machine,
+    note,
+    note_against,
+    phase,
+    side_by_side,
+    write_summary,
+)
 from bench.cron_sizes import QUEUE, TEMPLATE, Sizes, burst_sweepers, layout
 from bench.cron_window import run_steady
+from bench.drain import drain_with_sweep, make_rows, measure
+
+PLAIN_DRAIN_ROWS = 100_000
 
 
 def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
@@ -67,10 +79,31 @@ def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
     with phase(f"arming the burst: {sizes.burst:,} schedules"):
         at = arm_burst(sizes.burst, queue=QUEUE, template=TEMPLATE, insert_rate=insert_rate)
     run_burst(sizes.burst, at, queue=QUEUE, sweepers=sweepers)
+    against_the_plain_drain(min(sizes.burst, PLAIN_DRAIN_ROWS))
     every = max(1, sizes.rest // sizes.churn)
     run_churn(Churn(sizes.rest // every, every, sizes.rest, sizes.purge_budget), sizes.schedules)
     machine()
     write_summary()
+
+
+def against_the_plain_drain(rows: int) -> None:
+    """The burst's rate beside one sweeper slot draining as many one-off events (bench/drain.py's
+    pre-order emails) on the same database, machine and moment: an occurrence does more (its
+    schedule, its successor, the schedule's bookkeeping), and should cost at most twice."""
+    burst = kept.get(BURST_RATE)
+    if burst is None:
+        return
+    with phase(f"plain drain: {rows:,} one-off events, one sweeper slot"):
+        make_rows(rows)
+        plain = measure("a) sweep, one slot", drain_with_sweep, rows)
+    note("plain drain, one slot", plain, "events/s")
+    note_against(
+        "burst rate / plain one-slot drain",
+        burst[0] / plain,
+        "x",
+        anchor=0.5,
+        anchor_label="at least",
+    )
 
 
 def run_both(full: bool) -> None:

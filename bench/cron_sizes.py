@@ -26,6 +26,7 @@ class Sizes:
     seconds: int  # the window's length
     creates_per_minute: int
     hold: float  # SCHEDULING_SWEEP_HOLD for beat and worker
+    sweep_nice: int  # the window's beat and worker run at this `nice` (the web at 0)
     burst: int  # occurrences due in the same second
     churn: int  # deliveries a day in the churn
     purge_budget: float  # seconds the purge may walk
@@ -78,7 +79,8 @@ def quick_or_full(full: bool, env: Mapping[str, str] = os.environ) -> Sizes:
         for key, (name, full_size, quick) in COUNTS.items()
     }
     rate, creates = (1200, 5000) if full else (200, 1200)
-    sizes = Sizes(rate=rate, creates_per_minute=creates, hold=hold, **counts)
+    nice = whole_number(env, "BENCH_CRON_SWEEP_NICE", 10)
+    sizes = Sizes(rate=rate, creates_per_minute=creates, hold=hold, sweep_nice=nice, **counts)
     if sizes.rest < sizes.churn or sizes.rest < 1:
         raise SystemExit(
             f"BENCH_CRON_SCHEDULES ({sizes.schedules:,}) must exceed the window's"

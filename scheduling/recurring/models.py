@@ -326,9 +326,12 @@ class ScheduledOccurrence(ScheduledEvent):
     @property
     def fire_id(self) -> str:
         """Stable per fire time: `<name>-<unix seconds>`; a manual trigger has its own."""
+        return self._fire_id(self.schedule.name, self.fire_time)
+
+    def _fire_id(self, name: str, fire_time: datetime) -> str:
         if self.manual:
-            return f"{self.schedule.name}-manual-{self.pk}"
-        return f"{self.schedule.name}-{int(self.fire_time.timestamp())}"
+            return f"{name}-manual-{self.pk}"
+        return f"{name}-{int(fire_time.timestamp())}"
 
     def is_stale(self) -> bool:
         schedule = self.schedule
@@ -352,17 +355,18 @@ class ScheduledOccurrence(ScheduledEvent):
         return min(deadlines) if deadlines else None
 
     def event_data(self) -> dict[str, Any]:
-        schedule = self.schedule
+        schedule, fire_time = self.schedule, self.fire_time  # read once: the sweep's per-row path
+        name = schedule.name
         return {
-            "id": self.fire_id,
-            "schedule": schedule.name,
-            "scheduled_for": iso_utc(self.fire_time),
+            "id": self._fire_id(name, fire_time),
+            "schedule": name,
+            "scheduled_for": iso_utc(fire_time),
             "manual": self.manual,
             "payload": render_shared(
                 schedule.payload_template,
-                fire_time=self.fire_time,
+                fire_time=fire_time,
                 tz=schedule.variables_timezone,
-                schedule_name=schedule.name,
+                schedule_name=name,
             ),
         }
 
