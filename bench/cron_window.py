@@ -2,6 +2,7 @@
 `celery beat` and a `-Q scheduling` worker, while a paced client creates schedules through
 `POST /api/schedules/` on gunicorn."""
 
+import os
 import signal
 import subprocess
 import time
@@ -13,7 +14,7 @@ from django.conf import settings
 from django.db import connection
 
 from bench.common import broker, sql
-from bench.cpu import cpu_seconds, machine_cpu_seconds
+from bench.cpu import cpu_seconds, machine_cpu_seconds, postgres_seconds
 from bench.create import api_token, start_server
 from bench.cron_burst import lateness_of_messages
 from bench.cron_load import insert_pairs, literal, schedule_columns
@@ -109,7 +110,10 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     try:
         waits.start()
         costs = window_costs(
-            sizes, start, worker.pid, lambda: create_schedules(sizes, token, start, creations)
+            sizes,
+            start,
+            {"worker": worker.pid, "beat": beat.pid, "web": server.pid},
+            lambda: create_schedules(sizes, token, start, creations),
         )
     finally:
         waits.stop()
@@ -122,24 +126,39 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
 
 
 def window_costs(
-    sizes: Sizes, start: datetime, worker: int, create: Callable[[], None]
+    sizes: Sizes, start: datetime, processes: dict[str, int], create: Callable[[], None]
 ) -> dict[str, float]:
     """Waits for the window, runs `create` through it and the window's last sweep; the WAL
-    written and the CPU the worker and the machine spent meanwhile."""
+    written and the CPU the machine and each part (`processes` with their children,
+    PostgreSQL, this client) spent meanwhile."""
     ahead = (start - datetime.now(UTC)).total_seconds()
     if ahead < 1:
         print(f"  the window started {-ahead:.1f} s before beat and worker were up")
     time.sleep(max(0.0, ahead - 1))
-    wal_before, cpu_worker_before = wal_lsn(), cpu_seconds([worker])
+    wal_before, parts_before = wal_lsn(), cpu_parts(processes)
     cpu_machine_before = machine_cpu_seconds()
     started = time.monotonic()
     create()
     remaining = sizes.seconds + 5 - (time.monotonic() - started)
     time.sleep(max(0.0, remaining))  # the window's last fires, and their sweep
+    parts = {name: cpu - parts_before[name] for name, cpu in cpu_parts(processes).items()}
+    print(
+        "  CPU in the window, % of one core: "
+        + ", ".join(f"{name} {cpu / sizes.seconds * 100:.0f}" for name, cpu in parts.items())
+    )
     return {
         "wal": wal_lsn() - wal_before,
-        "cpu_worker": cpu_seconds([worker]) - cpu_worker_before,
+        "cpu_worker": parts["worker"],
         "cpu_machine": machine_cpu_seconds() - cpu_machine_before,
+    }
+
+
+def cpu_parts(processes: dict[str, int]) -> dict[str, float]:
+    times = os.times()
+    return {
+        **{name: cpu_seconds([pid]) for name, pid in processes.items()},
+        "postgres": postgres_seconds(),
+        "client": times.user + times.system,
     }
 
 

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
+from uuid import UUID
 
 
 def numbers(values: Iterable[object]) -> str:
     """Integers, or UUIDs: their str() forms."""
     return "{" + ",".join(map(str, values)) + "}"
+
+
+def keys(values: Iterable[Any]) -> str | list[Any]:
+    """Primary keys: a literal for integers and UUIDs; any other kind (a text key may hold a
+    comma or a quote) as a list, which psycopg adapts itself. Cast either in the statement."""
+    values = list(values)
+    if all(isinstance(value, int | UUID) and not isinstance(value, bool) for value in values):
+        return numbers(values)
+    return values
 
 
 def booleans(values: Iterable[bool]) -> str:

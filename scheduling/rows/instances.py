@@ -87,7 +87,7 @@ def fetch_by_pk(model: type[Model], ids: set[Any], alias: str) -> list[Any]:
         primary: Any = model._meta.pk
         key_type = primary.rel_db_type(connection)
         sql = f"SELECT {columns} FROM {table} WHERE {pk} = ANY(%s::{key_type}[])"
-        params = [arrays.numbers(ids)]
+        params = [arrays.keys(ids)]
     else:
         marks = ", ".join(["%s"] * len(ids))
         sql, params = f"SELECT {columns} FROM {table} WHERE {pk} IN ({marks})", list(ids)

@@ -257,7 +257,7 @@ def mark_delivered(model: type[ScheduledEvent], rows: list[ScheduledEvent]) -> i
             updated_at=Now(),
         )
     sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model), pk_type=pk_type(model))
-    keys, dues = arrays.numbers(row.pk for row in rows), arrays.times(row.due_at for row in rows)
+    keys, dues = arrays.keys(row.pk for row in rows), arrays.times(row.due_at for row in rows)
     with connections[using].cursor() as cursor:
         cursor.execute(sql, [Status.DELIVERED.value, keys, dues])
         count: int = cursor.rowcount
