@@ -35,6 +35,7 @@ from scheduling.rows.partitions.catalog import (
 from scheduling.rows.tracing.models import CreationContext
 
 LOCK_TIMEOUT = "2s"
+SET_BASED_WORK_MEM = "256MB"
 log = logging.getLogger(__name__)
 
 
@@ -93,6 +94,8 @@ def all_purgeable(
     statement = rule.kept_in_partition.format(partition=quote(connection, partition.name))
     with transaction.atomic(using=connection.alias):
         execute(connection, "SET LOCAL jit = off")
+        # Its aggregate over a day's rows (millions) in memory, not spilled to disk.
+        execute(connection, f"SET LOCAL work_mem = '{SET_BASED_WORK_MEM}'")
         ((kept,),) = fetch(connection, statement, {**params, "upper": partition.upper})
     return None if kept else rows
 
