@@ -16,6 +16,9 @@ by side: bench/cron_layout.py). Then, in turn:
   index before and after, the purge of a day's done rows, the bytes on disk
   (bench/cron_churn.py).
 
+BENCH_CRON_PHASES (e.g. `window` or `burst,churn`; all three by default) runs only those, on a
+reused load (BENCH_CRON_REUSE=1) a phase's figures again in minutes rather than an hour.
+
 Schedules are Quartz crons with seconds (`s m h * * ?`, UTC, daily), so fire times spread over
 the seconds as a large installation's do. The schedules that fire during the window and the
 burst are the last ones loaded, their times set once the bulk load is done; every other
@@ -53,7 +56,7 @@ from bench.cron_report import (
     side_by_side,
     write_summary,
 )
-from bench.cron_sizes import QUEUE, TEMPLATE, Sizes, burst_sweepers, layout
+from bench.cron_sizes import QUEUE, TEMPLATE, Sizes, burst_sweepers, layout, phases
 from bench.cron_window import run_steady
 from bench.drain import drain_with_sweep, make_rows, measure
 
@@ -75,13 +78,17 @@ def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
         loaded = load_schedules(sizes)
     note("load (SQL) of the schedules not due", loaded, "s")
     prepare_layout(layout(os.environ))
-    insert_rate = run_steady(sizes)
-    with phase(f"arming the burst: {sizes.burst:,} schedules"):
-        at = arm_burst(sizes.burst, queue=QUEUE, template=TEMPLATE, insert_rate=insert_rate)
-    run_burst(sizes.burst, at, queue=QUEUE, sweepers=sweepers)
-    against_the_plain_drain(min(sizes.burst, PLAIN_DRAIN_ROWS))
-    every = max(1, sizes.rest // sizes.churn)
-    run_churn(Churn(sizes.rest // every, every, sizes.rest, sizes.purge_budget), sizes.schedules)
+    chosen = phases(os.environ)
+    insert_rate = run_steady(sizes) if "window" in chosen else 20_000.0
+    if "burst" in chosen:
+        with phase(f"arming the burst: {sizes.burst:,} schedules"):
+            at = arm_burst(sizes.burst, queue=QUEUE, template=TEMPLATE, insert_rate=insert_rate)
+        run_burst(sizes.burst, at, queue=QUEUE, sweepers=sweepers)
+        against_the_plain_drain(min(sizes.burst, PLAIN_DRAIN_ROWS))
+    if "churn" in chosen:
+        every = max(1, sizes.rest // sizes.churn)
+        churn = Churn(sizes.rest // every, every, sizes.rest, sizes.purge_budget)
+        run_churn(churn, sizes.schedules)
     machine()
     write_summary()
 

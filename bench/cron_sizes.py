@@ -8,6 +8,7 @@ QUEUE = "bench-cron"
 TEMPLATE = '{"day": "${todaysDate}"}'
 LAYOUTS = ("plain", "partitioned", "both")
 SWEEPERS = ("celery", "daemons")
+PHASES = ("window", "burst", "churn")
 
 # (variable, full size, quick size)
 COUNTS = {
@@ -87,3 +88,13 @@ def quick_or_full(full: bool, env: Mapping[str, str] = os.environ) -> Sizes:
             f" {sizes.window:,}, the burst's {sizes.burst:,} and the churn's {sizes.churn:,}"
         )
     return sizes
+
+
+def phases(env: Mapping[str, str]) -> set[str]:
+    raw = env.get("BENCH_CRON_PHASES", "") or ",".join(PHASES)
+    chosen = {name.strip() for name in raw.split(",") if name.strip()}
+    if not chosen or chosen - set(PHASES):
+        raise SystemExit(
+            f"BENCH_CRON_PHASES must name some of {', '.join(PHASES)}, comma-separated; got {raw!r}"
+        )
+    return chosen
