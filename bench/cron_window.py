@@ -24,6 +24,7 @@ from bench.cron_waits import WaitSampler
 from bench.lateness import percentile
 from bench.lateness import start as start_celery
 from bench.paced import STALL, Pace, Requests, post_paced, stalls
+from scheduling.rows.registry import scheduled_models
 
 LEAD_SECONDS = 45  # between arming the window and its first fire: beat, worker and web are up
 LATENESS_GOAL = 1.0  # seconds, p99
@@ -103,7 +104,13 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     # that a creation never waits behind a sweep for a core (the sweep has the slack).
     beat = start_celery(sizes.hold, "beat", "-s", schedule_file, nice=sizes.sweep_nice)
     worker = start_celery(
-        sizes.hold, "worker", "-Q", "scheduling", "-c", "4", nice=sizes.sweep_nice
+        sizes.hold,
+        "worker",
+        "-Q",
+        "scheduling",
+        "-c",
+        str(holding_processes()),
+        nice=sizes.sweep_nice,
     )
     creations = Requests()
     waits = WaitSampler()
@@ -123,6 +130,13 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     for line in waits.report():
         print(f"    {line}")
     return {**costs, **creation_figures(sizes, creations)}
+
+
+def holding_processes() -> int:
+    """Every model's holding sweep needs a worker process of its own for the whole hold
+    (SCHEDULING_SWEEP_HOLD's rule: concurrency at least models x slots), or the occurrences'
+    sweep waits its turn behind the others' holds; one more for the hourly tasks."""
+    return len(scheduled_models()) + 1
 
 
 def window_costs(
