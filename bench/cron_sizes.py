@@ -80,7 +80,7 @@ def quick_or_full(full: bool, env: Mapping[str, str] = os.environ) -> Sizes:
         for key, (name, full_size, quick) in COUNTS.items()
     }
     rate, creates = (1200, 5000) if full else (200, 1200)
-    nice = whole_number(env, "BENCH_CRON_SWEEP_NICE", 10)
+    nice = whole_number(env, "BENCH_CRON_SWEEP_NICE", 0)
     sizes = Sizes(rate=rate, creates_per_minute=creates, hold=hold, sweep_nice=nice, **counts)
     if sizes.rest < sizes.churn or sizes.rest < 1:
         raise SystemExit(

@@ -100,8 +100,8 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     schedule_file = str(settings.RUN_DIR / "bench-cron-celerybeat-schedule")
     token = api_token()
     server = start_server(workers=4)
-    # The deployment docs/scaling.md gives: the sweep at a lower CPU priority than the web, so
-    # that a creation never waits behind a sweep for a core (the sweep has the slack).
+    # BENCH_CRON_SWEEP_NICE > 0: the sweep at a lower CPU priority than the web (docs/scaling.md
+    # measured it: on a saturated machine the sweep then falls behind).
     beat = start_celery(sizes.hold, "beat", "-s", schedule_file, nice=sizes.sweep_nice)
     worker = start_celery(
         sizes.hold,
