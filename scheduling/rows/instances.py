@@ -21,17 +21,24 @@ from django.db.models.base import ModelState
 from scheduling.rows import arrays
 
 
-def plain_init(model: type[Model]) -> bool:
-    """Whether an instance may be built without `__init__` or `from_db`."""
+def init_unobserved(model: type[Model]) -> bool:
+    """Whether skipping `__init__` changes nothing: Django's own, and no init signals."""
     return (
         model.__init__ is Model.__init__
-        and model.from_db.__func__ is Model.from_db.__func__  # type: ignore[attr-defined]
         and not signals.pre_init.has_listeners(model)
         and not signals.post_init.has_listeners(model)
     )
 
 
-def filled(model: type[Model], columns: Sequence[str], row: Iterable[Any], alias: str) -> Any:
+def plain_init(model: type[Model]) -> bool:
+    """Whether an instance may be built without `__init__` or `from_db`."""
+    from_db = model.from_db.__func__  # type: ignore[attr-defined]
+    return from_db is Model.from_db.__func__ and init_unobserved(model)  # type: ignore[attr-defined]
+
+
+def filled(
+    model: type[Model], columns: Sequence[str], row: Iterable[Any], alias: str | None
+) -> Any:
     """One instance from a row of `columns` (attnames), as `from_db` would build it; call only
     where `__init__` does nothing more (plain_init, or a from_db that checked the same)."""
     instance = model.__new__(model)
@@ -126,8 +133,4 @@ def quick_from_db(
     """What `Model.from_db` builds (the fields not read deferred), without `__init__`; None
     where that would differ (a custom `__init__`, init signals): then the caller's
     `super().from_db()`."""
-    if model.__init__ is not Model.__init__:
-        return None
-    if signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
-        return None
-    return filled(model, field_names, values, alias or "default")
+    return filled(model, field_names, values, alias) if init_unobserved(model) else None
