@@ -10,8 +10,10 @@ class SchedulingConfig(AppConfig):
     def ready(self) -> None:
         # checks register themselves; tasks are where Celery's autodiscovery no longer looks.
         from scheduling.delivery import celery, checks, metrics, tasks  # noqa: F401
+        from scheduling.rows import timestamps
         from scheduling.rows.conf import SchedulingSettings, scheduling_settings
 
+        timestamps.install()
         try:
             conf = scheduling_settings()
         except ImproperlyConfigured:

@@ -44,26 +44,41 @@ class RedisSweepLock:
         self.ttl = ttl
         self.degraded = False
         self._lock = client.lock(name, timeout=ttl, blocking=False, thread_local=False)
+        self._fresh_until = 0.0  # monotonic: until then the key has most of its TTL left
 
     def acquire(self) -> bool:
         try:
             self._release_leftover()
-            return bool(self._lock.acquire(blocking=False))
+            acquired = bool(self._lock.acquire(blocking=False))
         except RedisError as exc:
             log.warning("lock store unreachable (%s); sweeping %s without the lock", exc, self.name)
             self.degraded = True
             return True
+        if acquired:
+            self._set_fresh()
+        return acquired
 
     def extend(self) -> bool:
-        if self.degraded:
+        # A holding sweep extends at every wake, five times a second: within a quarter of the
+        # TTL of the last extension the key cannot have expired, so no round trip is needed.
+        # (A key lost otherwise, to a failover, is seen at most that much later; correctness
+        # never rested on the lock.)
+        if self.degraded or time.monotonic() < self._fresh_until:
             return True
         try:
-            return bool(self._lock.extend(self.ttl, replace_ttl=True))
+            extended = bool(self._lock.extend(self.ttl, replace_ttl=True))
         except (LockError, RedisError) as exc:
             log.warning("lost the lock %s (%s); stopping after this batch", self.name, exc)
             return False
+        if extended:
+            self._set_fresh()
+        return extended
+
+    def _set_fresh(self) -> None:
+        self._fresh_until = time.monotonic() + self.ttl / 4
 
     def release(self) -> None:
+        self._fresh_until = 0.0
         if self.degraded:
             return
         token = self._lock.local.token

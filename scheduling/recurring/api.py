@@ -19,6 +19,7 @@ from scheduling.ops.api.defaults import FrameworkViewDefaults
 from scheduling.ops.api.params import whole_number
 from scheduling.ops.api.serializers import (
     BoundedJSONField,
+    FieldsBuiltOnce,
     IsoDurationField,
     ScheduledEventSerializer,
     StrictDateTimeField,
@@ -43,7 +44,7 @@ from scheduling.time.times import iso_utc
 PREVIEW_MAX = 1000
 
 
-class ScheduleSerializer(SchedulePolicySerializer):  # + overlap, DST, max_fires, pause
+class ScheduleSerializer(FieldsBuiltOnce, SchedulePolicySerializer):  # + overlap, DST, ...
     starts_at = StrictDateTimeField(
         required=False, help_text="Default: now. @every counts from here."
     )
@@ -227,6 +228,10 @@ class ScheduleViewSet(FrameworkViewDefaults, viewsets.ModelViewSet):
     )
 
     def get_queryset(self) -> QuerySet[RecurringSchedule]:
+        if self.action == "create":
+            # A creation's permission checks need only the model, and its answer is the saved
+            # row: the annotation would be built twice a request and read by nothing.
+            return RecurringSchedule.objects.all()
         next_fire = ScheduledOccurrence.objects.filter(
             schedule=OuterRef("pk"), status=Status.PENDING, manual=False, catch_up=False
         ).values("due_at")[:1]

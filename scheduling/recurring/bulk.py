@@ -60,6 +60,10 @@ class SharingSchedule:
     is the schedule's own."""
 
     def __init__(self, schedule: Schedule, fires: SharedFires) -> None:
+        # The schedule's loaded fields read as this object's own: one copy of its __dict__
+        # instead of a __getattr__ call for each of the seven the timeline reads. (Read only:
+        # nothing on the timeline's path sets an attribute of the schedule.)
+        self.__dict__.update(vars(schedule))
         self._schedule = schedule
         self._fires = fires
 

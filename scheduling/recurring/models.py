@@ -36,12 +36,11 @@ from scheduling.recurring.changes import (
     snapshot,
 )
 from scheduling.recurring.conf import DEFAULT_CATCHUP_WINDOW, recurring_settings
-from scheduling.recurring.overlap import occurrences_keep_back
+from scheduling.recurring.overlap import needs_planned_time, occurrences_keep_back
 from scheduling.recurring.policies import (
     DstGapPolicy,
     DstRepeatPolicy,
     MisfirePolicy,
-    OverlapPolicy,
     track_pause,
 )
 from scheduling.recurring.policy_fields import SchedulePolicies
@@ -319,9 +318,12 @@ class ScheduledOccurrence(ScheduledEvent):
         """The fire time this occurrence stands for: its due_at, unless jitter moved it later
         or buffer_one held it past that (overlap.py); then its planned time, which
         business_due_at keeps."""
-        if self.schedule.jitter or self.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE:
-            return self.business_time
-        return self.due_at
+        return self.fire_time_of(self.schedule)
+
+    def fire_time_of(self, schedule: RecurringSchedule) -> datetime:
+        """fire_time, given this occurrence's schedule (a related read costs a descriptor's
+        lookup, and the sweep's per-row path would make it several times an occurrence)."""
+        return self.business_time if needs_planned_time(schedule) else self.due_at
 
     @property
     def fire_id(self) -> str:
@@ -333,16 +335,16 @@ class ScheduledOccurrence(ScheduledEvent):
             return f"{name}-manual-{self.pk}"
         return f"{name}-{int(fire_time.timestamp())}"
 
-    def is_stale(self) -> bool:
-        schedule = self.schedule
+    def is_stale(self, schedule: RecurringSchedule | None = None) -> bool:
+        schedule = schedule or self.schedule
         return not self.manual and (
             self.schedule_version != schedule.version or not schedule.enabled
         )
 
     def expires_at(self) -> datetime | None:
-        if self.is_stale():
-            return self.due_at - MICROSECOND  # never published; after_batch cancels it
         schedule = self.schedule
+        if self.is_stale(schedule):
+            return self.due_at - MICROSECOND  # never published; after_batch cancels it
         deadlines = []
         if schedule.max_lateness is not None:
             deadlines.append(self.due_at + schedule.max_lateness)
@@ -354,8 +356,9 @@ class ScheduledOccurrence(ScheduledEvent):
             deadlines.append(self.due_at + schedule.catchup_window)
         return min(deadlines) if deadlines else None
 
-    def event_data(self) -> dict[str, Any]:
-        schedule, fire_time = self.schedule, self.fire_time  # read once: the sweep's per-row path
+    def event_data(self, schedule: RecurringSchedule | None = None) -> dict[str, Any]:
+        schedule = schedule or self.schedule  # read once: the sweep's per-row path
+        fire_time = self.fire_time_of(schedule)
         name = schedule.name
         return {
             "id": self._fire_id(name, fire_time),
@@ -373,7 +376,7 @@ class ScheduledOccurrence(ScheduledEvent):
     def to_message(self, published_at: str) -> OutgoingMessage:
         schedule = self.schedule
         if schedule.queue:
-            body = {**self.event_data(), "published_at": published_at}
+            body = {**self.event_data(schedule), "published_at": published_at}
             return OutgoingJson(queue=schedule.queue, body=body)
         return self.task_message(published_at, schedule.task, task_queue(schedule.task))
 

@@ -79,11 +79,12 @@ def _skip_or_buffer(candidates: list[Occurrence], *, now: datetime, model: type[
 
 def _subject_to_overlap(row: Occurrence) -> bool:
     # attempts counts publications: a row published before was let through already.
+    schedule = row.schedule
     return (
-        row.schedule.overlap_policy != OverlapPolicy.ALLOW
+        schedule.overlap_policy != OverlapPolicy.ALLOW
         and not row.manual
         and row.attempts == 0
-        and not row.is_stale()
+        and not row.is_stale(schedule)
     )
 
 
@@ -160,14 +161,15 @@ def _buffer(
         bulk.apply(rows, bulk.Change(Kind.RESCHEDULED, values, detail))
 
 
+def needs_planned_time(schedule: Any) -> bool:
+    """An occurrence of this schedule may be due later than its fire time (jitter, held)."""
+    return schedule.overlap_policy == OverlapPolicy.BUFFER_ONE or bool(schedule.jitter)
+
+
 def preload_fire_times(rows: Sequence[Occurrence], *, model: type[Any]) -> None:
     """business_due_at is left out of the claim; buffer_one and jittered rows read it for their
     fire time: one query for the batch instead of one per row."""
-    wanted = [
-        row
-        for row in rows
-        if row.schedule.overlap_policy == OverlapPolicy.BUFFER_ONE or row.schedule.jitter
-    ]
+    wanted = [row for row in rows if needs_planned_time(row.schedule)]
     if not wanted:
         return
     stored = dict(

@@ -63,4 +63,4 @@ class Occurrence(Protocol):
     catch_up: bool
     missed_run: int
 
-    def is_stale(self) -> bool: ...
+    def is_stale(self, schedule: Any = None) -> bool: ...  # given its schedule, if read already

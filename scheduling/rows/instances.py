@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 from django.db import connections
-from django.db.models import ForeignKey, Model, prefetch_related_objects, signals
+from django.db.models import ForeignKey, JSONField, Model, prefetch_related_objects, signals
 from django.db.models.base import ModelState
 
 from scheduling.rows import arrays
@@ -102,7 +103,7 @@ def fetch_by_pk(model: type[Model], ids: set[Any], alias: str) -> list[Any]:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     converters = [
-        (index, converter, field.cached_col)
+        (index, faster(converter, field), field.cached_col)
         for index, field in enumerate(fields)
         for converter in [
             *connection.ops.get_db_converters(field.cached_col),
@@ -111,6 +112,29 @@ def fetch_by_pk(model: type[Model], ids: set[Any], alias: str) -> list[Any]:
     ]
     attnames = [field.attname for field in fields]
     return build_instances(model, attnames, converted(rows, converters, connection), alias)
+
+
+def faster(converter: Any, field: Any) -> Any:
+    """A plain JSONField's decoding by orjson (several times json's speed: a schedule has two
+    such columns), the same values; anything orjson refuses (an integer past 64 bits) goes to
+    the field's own converter. Any other converter as it is."""
+    plain_json = (
+        isinstance(field, JSONField)
+        and field.decoder is None
+        and getattr(converter, "__func__", None) is JSONField.from_db_value
+    )
+    if not plain_json:
+        return converter
+
+    def decode(value: Any, expression: Any, connection: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return orjson.loads(value)
+            except orjson.JSONDecodeError:
+                pass
+        return converter(value, expression, connection)
+
+    return decode
 
 
 def converted(

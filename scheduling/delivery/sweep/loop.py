@@ -59,9 +59,11 @@ class Drain:
     # leaves them to its next wake instead, a few milliseconds later, rather than spinning.
     chase: bool = True
 
-    def drain_due(self, result: SweepResult, deadline: float) -> bool:
-        """Deliver everything due now; False when stopped early (error, budget, lost lock)."""
-        while has_due_rows(self.model, self.now):
+    def drain_due(self, result: SweepResult, deadline: float, *, due: bool = False) -> bool:
+        """Deliver everything due now; False when stopped early (error, budget, lost lock).
+        `due`: the caller has just seen a row due, so the first look is skipped."""
+        while due or has_due_rows(self.model, self.now):
+            due = False
             step = self.next_batch(result, deadline)
             if step is not Next.CLAIM_AGAIN:
                 return step is Next.DRAINED
@@ -235,7 +237,12 @@ def drain_for(
 
 HOLD_NAP_MIN = 0.01
 HOLD_NAP_MAX = 0.2
-LOCK_POLL = 0.005  # seconds between tries of a holding sweep waiting for its slot's lock
+# A holding sweep waiting for its slot's lock tries again after LOCK_POLL, then twice as long
+# each time up to LOCK_POLL_MAX: a tick's sweep meets the holder's last 0.1-0.25 s, which
+# 5 ms tries cost thirty Redis round trips a model a tick; this takes six, and hands over at
+# most LOCK_POLL_MAX after the holder lets go.
+LOCK_POLL = 0.005
+LOCK_POLL_MAX = 0.04
 # A holding sweep stays on this much longer than its hold, so that the next tick's sweep is
 # already waiting for the lock when it lets go, even if that tick reached the worker late.
 HOLD_HANDOVER = 0.25
@@ -250,10 +257,12 @@ def holding_until(hold: float, *, fixed_clock: bool) -> float | None:
 
 def acquire(lock: SweepLock, *, until: float | None) -> bool:
     """Take the lock now, or (holding sweeps) as soon as its holder lets it go before `until`."""
+    pause = LOCK_POLL
     while not lock.acquire():
-        if until is None or time.monotonic() + LOCK_POLL >= until:
+        if until is None or time.monotonic() + pause >= until:
             return False
-        time.sleep(LOCK_POLL)
+        time.sleep(pause)
+        pause = min(pause * 2, LOCK_POLL_MAX)
     return True
 
 
@@ -267,20 +276,29 @@ def deliver(
         return
     deadline = min(deadline, hold_until)  # then the next tick's sweep goes on
     retrying = result.retrying
-    while drain.drain_due(result, deadline):
-        if result.retrying > retrying:
-            return  # a due row failed this round: leave it to the next tick, do not spin
-        if not nap(drain, hold_until):
+    drained = drain.drain_due(result, deadline)
+    # A due row that failed this round is left to the next tick: no spinning on it.
+    while drained and result.retrying == retrying:
+        due = nap(drain, hold_until)
+        if due is None:
             return
+        if due:
+            drained = drain.drain_due(result, deadline, due=True)
 
 
-def nap(drain: Drain, hold_until: float) -> bool:
-    """Sleep until the next look; False if the hold ends first or the lock is lost."""
-    seconds = hold_nap(seconds_until_next_due(drain.model))
+def nap(drain: Drain, hold_until: float) -> bool | None:
+    """Sleep until the next look, looking once a wake: True when the look's next due time has
+    come by the end of the nap (drain then, without looking again), False when nothing was
+    due within it (a row inserted due meanwhile is seen by the next look, at most
+    HOLD_NAP_MAX + HOLD_NAP_MIN after it); None if the hold ends first or the lock is lost."""
+    wait = seconds_until_next_due(drain.model)
+    seconds = hold_nap(wait)
     if time.monotonic() + seconds >= hold_until:
-        return False
+        return None
     time.sleep(seconds)
-    return drain.lock.extend()
+    if not drain.lock.extend():
+        return None
+    return wait is not None and wait <= seconds
 
 
 def hold_nap(wait: float | None) -> float:

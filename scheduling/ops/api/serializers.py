@@ -6,8 +6,9 @@ FilterSet, so a bulk action selects exactly what the same list query would show.
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
@@ -121,6 +122,24 @@ class HistoryUrlField(serializers.Field):
 
     def to_representation(self, value: ScheduledEvent) -> str | None:
         return history_url(value, self.context.get("request"), self.context.get("view"))
+
+
+class FieldsBuiltOnce(serializers.ModelSerializer):
+    """A model serializer whose fields are worked out from the model once for its class, then
+    copied for each instance (as DRF copies declared fields), instead of rebuilt from the
+    model's metadata on every request: a sixth of a creation's CPU for a schedule's thirty.
+
+    Only for a serializer whose fields depend on its class alone: none chosen by the request,
+    the instance or the context (get_fields, get_field_names, get_extra_kwargs)."""
+
+    _built_fields: ClassVar[dict[type, dict[str, serializers.Field]]] = {}
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        built = self._built_fields.get(type(self))
+        if built is None:
+            # Two threads may both build it on a first request: the same fields either way.
+            built = self._built_fields[type(self)] = super().get_fields()
+        return copy.deepcopy(built)  # each field made again from its arguments, as DRF does
 
 
 class ScheduledEventSerializer(serializers.ModelSerializer):

@@ -192,6 +192,8 @@ def forget_named() -> None:
 
 
 def unknown(names: Sequence[str]) -> list[str]:
+    if not names:
+        return []  # most schedules name none: no query built for them
     known = set(Calendar.objects.filter(name__in=names).values_list("name", flat=True))
     return [name for name in names if name not in known]
 

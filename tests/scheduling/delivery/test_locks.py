@@ -4,6 +4,7 @@ import pytest
 from django.test import override_settings
 
 from scheduling.delivery.locks import LocalSweepLock, RedisSweepLock, sweep_lock
+from scheduling.rows.databases import redis_client_for_locks
 from tests.conftest import UNREACHABLE_REDIS_CACHE
 
 
@@ -60,3 +61,16 @@ def test_an_unreachable_lock_store_lets_the_sweep_go_ahead_without_the_lock():
     assert lock.degraded
     assert lock.extend()
     lock.release()
+
+
+def test_an_extension_soon_after_the_last_needs_no_round_trip_but_a_later_one_sees_a_lost_lock():
+    """Within a quarter of its TTL of the last acquire or extension the key cannot have
+    expired: a holding sweep's extension at each wake costs nothing. Past that, a lost key
+    (here deleted, as a failover to a replica without it would) is seen."""
+    holder = sweep_lock("test:lock:fresh", 0.4)
+    assert holder.acquire()
+    redis_client_for_locks().delete("test:lock:fresh")
+
+    assert holder.extend()  # within 0.1 s of the acquire: not asked
+    time.sleep(0.15)
+    assert not holder.extend()

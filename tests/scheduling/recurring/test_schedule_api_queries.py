@@ -9,6 +9,7 @@ from django.contrib.auth.models import Permission, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from scheduling.recurring.api import ScheduleSerializer
 from scheduling.recurring.models import RecurringSchedule
 from tests.conftest import CURRENT_TIME
 from tests.scheduling.recurring.conftest import pending
@@ -81,3 +82,19 @@ def test_a_disabled_schedule_is_created_with_no_next_fire(token_client):
     assert response.status_code == 201, response.content
     assert response.json()["next_fire_at"] is None
     assert not pending(RecurringSchedule.objects.get(name="off"))
+
+
+def test_each_serializer_has_fields_of_its_own_though_they_are_worked_out_once():
+    """The fields come from the class's one build, copied: none shared between two requests'
+    serializers, each bound to its own (a list's child to its own list)."""
+    first, second = ScheduleSerializer(), ScheduleSerializer(data={})
+
+    assert list(first.fields) == list(second.fields)
+    assert all(first.fields[name] is not second.fields[name] for name in first.fields)
+    assert first.fields["name"].parent is first
+    assert second.fields["name"].parent is second
+    calendars = second.fields["calendars"]
+    assert calendars.child is not first.fields["calendars"].child
+    assert calendars.child.parent is calendars
+    assert not second.is_valid()
+    assert set(second.errors) == {"name", "cron"}
