@@ -93,6 +93,7 @@ def test_each_serializer_has_fields_of_its_own_though_they_are_worked_out_once()
     assert all(first.fields[name] is not second.fields[name] for name in first.fields)
     assert first.fields["name"].parent is first
     assert second.fields["name"].parent is second
+    assert first.fields["cron"].validators is not second.fields["cron"].validators
     calendars = second.fields["calendars"]
     assert calendars.child is not first.fields["calendars"].child
     assert calendars.child.parent is calendars
