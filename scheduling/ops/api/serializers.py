@@ -151,7 +151,7 @@ def copied(field: serializers.Field) -> serializers.Field:
     if any(isinstance(value, serializers.Field | QuerySet) for value in vars(field).values()):
         return copy.deepcopy(field)
     fresh = copy.copy(field)
-    fresh._validators = list(field.validators)
+    fresh.validators = list(field.validators)
     return fresh
 
 
