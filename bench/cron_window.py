@@ -23,7 +23,7 @@ from bench.cron_sizes import QUEUE, TEMPLATE, Sizes
 from bench.cron_waits import WaitSampler
 from bench.lateness import percentile
 from bench.lateness import start as start_celery
-from bench.paced import STALL, Pace, Requests, post_paced, stalls
+from bench.paced import STALL, Pace, Requests, post_paced, stalls, warm_up
 from scheduling.rows.registry import scheduled_models
 
 LEAD_SECONDS = 45  # between arming the window and its first fire: beat, worker and web are up
@@ -100,6 +100,7 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     schedule_file = str(settings.RUN_DIR / "bench-cron-celerybeat-schedule")
     token = api_token()
     server = start_server(workers=4)
+    warm_up("/api/schedules/", token)
     # BENCH_CRON_SWEEP_NICE > 0: the sweep at a lower CPU priority than the web (docs/scaling.md
     # measured it: on a saturated machine the sweep then falls behind).
     beat = start_celery(sizes.hold, "beat", "-s", schedule_file, nice=sizes.sweep_nice)
