@@ -25,7 +25,7 @@ class SweepLock(Protocol):
 
     def acquire(self) -> bool: ...
 
-    def extend(self) -> bool: ...
+    def extend(self, *, lazily: bool = False) -> bool: ...
 
     def release(self) -> None: ...
 
@@ -58,12 +58,11 @@ class RedisSweepLock:
             self._set_fresh()
         return acquired
 
-    def extend(self) -> bool:
-        # A holding sweep extends at every wake, five times a second: within a quarter of the
-        # TTL of the last extension the key cannot have expired, so no round trip is needed.
-        # (A key lost otherwise, to a failover, is seen at most that much later; correctness
-        # never rested on the lock.)
-        if self.degraded or time.monotonic() < self._fresh_until:
+    def extend(self, *, lazily: bool = False) -> bool:
+        # `lazily`: a holding sweep's wake, five times a second. Within a quarter of the TTL of
+        # the last extension the key cannot have expired, so no round trip is made (a key lost
+        # to the store's failure is seen by the next batch's extension, which always asks).
+        if self.degraded or (lazily and time.monotonic() < self._fresh_until):
             return True
         try:
             extended = bool(self._lock.extend(self.ttl, replace_ttl=True))
@@ -130,7 +129,7 @@ class LocalSweepLock:
             self._held[self.name] = (self.token, time.monotonic() + self.ttl)
             return True
 
-    def extend(self) -> bool:
+    def extend(self, *, lazily: bool = False) -> bool:
         with self._guard:
             if self._held.get(self.name, ("", 0.0))[0] != self.token:
                 return False

@@ -296,7 +296,7 @@ def nap(drain: Drain, hold_until: float) -> bool | None:
     if time.monotonic() + seconds >= hold_until:
         return None
     time.sleep(seconds)
-    if not drain.lock.extend():
+    if not drain.lock.extend(lazily=True):
         return None
     return wait is not None and wait <= seconds
 
