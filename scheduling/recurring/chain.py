@@ -57,9 +57,9 @@ def occurrences_chain(
     stale = [row for row in expired if row.is_stale()]
     if stale:
         reason = "stale schedule version"
-        stale_rows = model.objects.filter(pk__in=[row.pk for row in stale])
+        stale_rows = model.objects.located(stale)
         values = {"status": Status.CANCELLED, "cancel_reason": reason, "cancelled_at": Now()}
-        bulk.apply(stale_rows, bulk.Change(Kind.CANCELLED, values, {"reason": reason}))
+        bulk.apply(stale_rows, bulk.Change(Kind.CANCELLED, values, {"reason": reason}), held=True)
     rows = [row for row in [*delivered, *expired] if not row.manual and not row.is_stale()]
     held = _hold_schedules(rows, model=model)
     # A catch-up row records its fire; only the head carries the timeline on.

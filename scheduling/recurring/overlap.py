@@ -127,8 +127,8 @@ def _skip(
         reason = _reason(OverlapPolicy.SKIP, blocker)
         values = {"status": Status.CANCELLED, "cancel_reason": reason, "cancelled_at": Now()}
         detail = {"overlap_policy": OverlapPolicy.SKIP.value, "waiting_for": blocker.pk}
-        rows = model.objects.filter(pk=row.pk, status=Status.PENDING)
-        bulk.apply(rows, bulk.Change(Kind.CANCELLED, values, detail))
+        rows = model.objects.located([row]).filter(status=Status.PENDING)
+        bulk.apply(rows, bulk.Change(Kind.CANCELLED, values, detail), held=True)
         row.status = Status.CANCELLED
     # Cancelled first: the successor of a head would otherwise meet it in the one-pending index.
     occurrences_chain(model=model, delivered=[], expired=[row for row, _ in skipped], now=now)
@@ -140,15 +140,14 @@ def _buffer(
     """Move each held row a recheck later; the first hold of a row is recorded, not the rest."""
     if not buffered:
         return
-    ids = [row.pk for row, _ in buffered]
-    already = set(
-        model.objects.filter(pk__in=ids, business_due_at__isnull=False).values_list("pk", flat=True)
-    )
+    rows = [row for row, _ in buffered]
+    held_before = model.objects.located(rows).filter(business_due_at__isnull=False)
+    already = set(held_before.values_list("pk", flat=True))
     values = {
         "due_at": now + RECHECK,
         "business_due_at": Coalesce(F("business_due_at"), F("due_at")),
     }
-    model.objects.filter(pk__in=already).update(**values)
+    model.objects.located(row for row in rows if row.pk in already).update(**values)
     for row, blocker in buffered:
         if row.pk in already:
             continue
@@ -157,8 +156,8 @@ def _buffer(
             "overlap_policy": OverlapPolicy.BUFFER_ONE.value,
             "waiting_for": blocker.pk,
         }
-        rows = model.objects.filter(pk=row.pk)
-        bulk.apply(rows, bulk.Change(Kind.RESCHEDULED, values, detail))
+        change = bulk.Change(Kind.RESCHEDULED, values, detail)
+        bulk.apply(model.objects.located([row]), change, held=True)
 
 
 def needs_planned_time(schedule: Any) -> bool:
@@ -172,8 +171,6 @@ def preload_fire_times(rows: Sequence[Occurrence], *, model: type[Any]) -> None:
     wanted = [row for row in rows if needs_planned_time(row.schedule)]
     if not wanted:
         return
-    stored = dict(
-        model.objects.filter(pk__in=[row.pk for row in wanted]).values_list("pk", "business_due_at")
-    )
+    stored = dict(model.objects.located(wanted).values_list("pk", "business_due_at"))
     for row in wanted:
         row.business_due_at = stored.get(row.pk)

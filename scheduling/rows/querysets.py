@@ -7,6 +7,7 @@ history entry (scheduling.rows.history.bulk); elsewhere one transaction does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Self, TypeVar
@@ -92,6 +93,14 @@ class ScheduledEventQuerySet(models.QuerySet[M]):
         # filter(status="handled") would silently match nothing: refused, naming .handled().
         refuse_lifecycle_statuses(tuple(args), dict(kwargs))
         return super()._filter_or_exclude(negate, args, kwargs)  # type: ignore[misc]
+
+    def located(self, rows: Iterable[Any]) -> Self:
+        """Exactly `rows` (instances read from the table), each found by its (id, due time): on
+        a table partitioned by due time only their partitions' indexes are probed, where ids
+        alone probe every partition's. For rows whose due time cannot have moved since they
+        were read: rows this transaction locked (the sweep's claimed batch)."""
+        rows = list(rows)
+        return self.filter(pk__in=[row.pk for row in rows], due_at__in={r.due_at for r in rows})
 
     def pending(self) -> Self:
         return self.filter(status=Status.PENDING)

@@ -54,12 +54,13 @@ def hold(
     names = ", ".join(sorted(full))
     reason = f"{names}: {limit:,} messages waiting or more (SCHEDULING_QUEUE_TARGET_MAX_BACKLOG)"
     log.warning("sweep of %s: %d rows held back; %s", model._meta.label, len(rows), reason)
-    pks = [row.pk for row in rows]
     values = held_values(now)
     # Held before (or moved by a retry): only the due time moves again, no entry each time.
-    model.objects.filter(pk__in=pks, business_due_at__isnull=False).update(**values)
-    first = model.objects.filter(pk__in=pks, business_due_at__isnull=True)
-    bulk.apply(first, bulk.Change(Kind.RESCHEDULED, values, {"how": HOW, "reason": reason}))
+    # The first statement moves none of the second's rows: their (id, due time) still hold.
+    model.objects.located(rows).filter(business_due_at__isnull=False).update(**values)
+    first = model.objects.located(rows).filter(business_due_at__isnull=True)
+    change = bulk.Change(Kind.RESCHEDULED, values, {"how": HOW, "reason": reason})
+    bulk.apply(first, change, held=True)
     metrics.record_held(model, len(rows))
     return len(rows)
 

@@ -167,8 +167,8 @@ def after_publish_error(
     # The transaction rolled back: the rows are pending again. Record why, so the admin and
     # `scheduling_status` show it; the attempt does not count against the row.
     log.warning("sweep of %s: %s", model._meta.label, exc)
-    ids = [row.pk for row, _ in plan.publish]
-    model.objects.filter(pk__in=ids, status=Status.PENDING).update(
+    published = [row for row, _ in plan.publish]
+    model.objects.located(published).filter(status=Status.PENDING).update(
         last_error=str(exc)[:2000], updated_at=Now()
     )
     return BatchResult(claimed=claimed, error=str(exc))
@@ -240,7 +240,7 @@ def mark_batch(
     result = BatchResult(claimed=claimed)
     result.delivered = mark_delivered(model, [row for row, _ in plan.publish])
     result.held = backlog.hold(model, plan.held, now=now, full=plan.full)
-    result.expired = model.objects.filter(pk__in=[row.pk for row in plan.expired]).update(
+    result.expired = model.objects.located(plan.expired).update(
         status=Status.EXPIRED, updated_at=Now()
     )
     if plan.expired:
@@ -265,7 +265,7 @@ def mark_poisoned(model: type[ScheduledEvent], row: ScheduledEvent, error: str) 
         "sweep of %s: %s attempt %d: %s", model._meta.label, row.event_id, row.attempts + 1, error
     )
     row.status = Status.FAILED if failed else Status.PENDING
-    model.objects.filter(pk=row.pk).update(
+    model.objects.located([row]).update(
         status=row.status,
         attempts=F("attempts") + 1,
         last_error=error[:2000],

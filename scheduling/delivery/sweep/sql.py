@@ -55,12 +55,14 @@ CONFIGURE_SWEEP_TRANSACTION = (
 # Array literals instead of the ORM's `IN (%s, %s, ...)`, a placeholder a row, which psycopg
 # would interpolate client-side for every batch (scheduling.rows.arrays). Each row by its
 # (id, due_at): on a table partitioned by due time, one partition's index is probed a row,
-# where an id alone probes every partition's.
+# where an id alone probes every partition's. The due times again as a plain array: the
+# partitions holding none of them are pruned before the statement runs, whatever join the
+# planner picks (a hash join over small partitions would scan them all).
 MARK_DELIVERED = (
     "UPDATE {table} AS t SET status = %s, delivered_at = statement_timestamp(),"
     " attempts = t.attempts + 1, last_error = '', updated_at = statement_timestamp()"
     " FROM unnest(%s::{pk_type}[], %s::timestamptz[]) AS claimed(pk, due_at)"
-    " WHERE t.{pk} = claimed.pk AND t.due_at = claimed.due_at"
+    " WHERE t.{pk} = claimed.pk AND t.due_at = claimed.due_at AND t.due_at = ANY(%s::timestamptz[])"
 )
 
 # The claim of a model with a fairness_key: due rows round-robin across its keys, lowest turns
@@ -258,8 +260,9 @@ def mark_delivered(model: type[ScheduledEvent], rows: list[ScheduledEvent]) -> i
         )
     sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model), pk_type=pk_type(model))
     keys, dues = arrays.keys(row.pk for row in rows), arrays.times(row.due_at for row in rows)
+    distinct_dues = arrays.times(sorted({row.due_at for row in rows}))
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, [Status.DELIVERED.value, keys, dues])
+        cursor.execute(sql, [Status.DELIVERED.value, keys, dues, distinct_dues])
         count: int = cursor.rowcount
     return count
 

@@ -52,7 +52,7 @@ NEWLY_CANCELLED = "changed.status = 'cancelled' AND chosen.old_status <> 'cancel
 CHANGE_WITH_HISTORY = """
 WITH chosen(id, old_due, old_status) AS ({chosen}),
 changed AS (
-    {update} WHERE {pk} = ANY(ARRAY(SELECT id FROM chosen))
+    {update} {match}
     RETURNING {pk} AS id, attempts, version, due_at, business_due_at, status, cancel_reason
 )
 INSERT INTO {history} (model, row_id, at, kind, attempt, version, actor, detail)
@@ -65,10 +65,19 @@ FROM changed JOIN chosen ON chosen.id = changed.id
 """
 RETURNING_ROWS = "RETURNING row_id"
 
+# By id: a row another transaction changed while `chosen` waited for its lock is found again in
+# its new version (PostgreSQL re-checks the WHERE on it), wherever its due time went.
+BY_ID = "WHERE {pk} = ANY(ARRAY(SELECT id FROM chosen))"
+# By (id, due time), for rows the transaction holds already (claimed): none can have moved, and
+# on a table partitioned by due time the join probes each row's partition only (pruned as it
+# runs), where an id probes every partition's index.
+BY_ID_AND_DUE_TIME = "FROM chosen WHERE {pk} = chosen.id AND {due} = chosen.old_due"
 
-def apply(rows: models.QuerySet[Any], change: Change) -> int:
-    """Apply `change` to `rows` (already narrowed to the rows it may touch); the count."""
-    count: int = _apply(rows, change, returning=False)
+
+def apply(rows: models.QuerySet[Any], change: Change, *, held: bool = False) -> int:
+    """Apply `change` to `rows` (already narrowed to the rows it may touch); the count.
+    `held`: the transaction has locked these rows already (the sweep's claimed batch)."""
+    count: int = _apply(rows, change, returning=False, held=held)
     return count
 
 
@@ -78,12 +87,14 @@ def changed_rows(rows: models.QuerySet[Any], change: Change) -> list[Any]:
     return changed
 
 
-def _apply(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:
+def _apply(
+    rows: models.QuerySet[Any], change: Change, *, returning: bool, held: bool = False
+) -> Any:
     change = traced(change)
     # One statement needs no savepoint of its own; a transaction, for FOR UPDATE.
     with transaction.atomic(using=write_db(rows), savepoint=False):
         if connections[write_db(rows)].vendor == "postgresql":
-            result = _apply_in_one_statement(rows, change, returning=returning)
+            result = _apply_in_one_statement(rows, change, returning=returning, held=held)
         else:
             changed = _apply_in_steps(rows, change)
             result = changed if returning else len(changed)
@@ -97,7 +108,9 @@ def traced(change: Change) -> Change:
     return replace(change, detail={**change.detail, "trace_id": trace_id}) if trace_id else change
 
 
-def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change, *, returning: bool) -> Any:
+def _apply_in_one_statement(
+    rows: models.QuerySet[Any], change: Change, *, returning: bool, held: bool
+) -> Any:
     using = write_db(rows)
     connection = connections[using]
     quote = connection.ops.quote_name
@@ -110,10 +123,14 @@ def _apply_in_one_statement(rows: models.QuerySet[Any], change: Change, *, retur
     except EmptyResultSet:  # e.g. pk__in=[]: nothing can change
         return [] if returning else 0
     update_sql, update_params = _update_sql(model, change.values, using)
+    table = quote(model._meta.db_table)
+    pk = f"{table}.{quote(model._meta.pk.column)}"
+    match = BY_ID_AND_DUE_TIME if held else BY_ID
     sql = CHANGE_WITH_HISTORY.format(
         chosen=chosen_sql,
         update=update_sql,
-        pk=f"{quote(model._meta.db_table)}.{quote(model._meta.pk.column)}",
+        match=match.format(pk=pk, due=f"{table}.{quote('due_at')}"),
+        pk=pk,
         history=quote(EventHistory._meta.db_table),
         row_detail=ROW_DETAIL.get(change.kind, "'{}'::jsonb"),
         newly_cancelled=NEWLY_CANCELLED,
