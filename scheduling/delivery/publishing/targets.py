@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from fnmatch import fnmatchcase
 from functools import cache
 from typing import Any
@@ -231,11 +234,33 @@ def celery_queues() -> set[str]:
     return {*queue_names(), conf.task_default_queue, *routed} - {None}
 
 
+# Within routes_remembered(): each task name's queue, routed once.
+_remembered: ContextVar[dict[str, str] | None] = ContextVar("remembered_routes", default=None)
+
+
+@contextmanager
+def routes_remembered() -> Iterator[None]:
+    """Within it, task_queue() asks Celery's router once a task name (a sweep's batch: a
+    thousand rows of one task cost a thousand routings, a quarter of the batch's CPU). The
+    routes are asked again by the next batch, so a router function's change still lands."""
+    token = _remembered.set({})
+    try:
+        yield
+    finally:
+        _remembered.reset(token)
+
+
 def task_queue(task_name: str) -> str:
     """The queue Celery's routes give the task, else the default queue."""
+    remembered = _remembered.get()
+    if remembered is not None and task_name in remembered:
+        return remembered[task_name]
     route = current_app.amqp.router.route({}, task_name)
     queue = route.get("queue")
-    return str(getattr(queue, "name", queue) or current_app.conf.task_default_queue)
+    name = str(getattr(queue, "name", queue) or current_app.conf.task_default_queue)
+    if remembered is not None:
+        remembered[task_name] = name
+    return name
 
 
 def _only_keys(callback: dict[str, Any], accepted: set[str], where: str = "") -> None:

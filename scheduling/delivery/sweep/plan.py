@@ -16,6 +16,7 @@ from typing import Any
 from django.utils import timezone
 
 from scheduling.delivery.publishing import PreparedMessage, Publisher
+from scheduling.delivery.publishing.targets import routes_remembered
 from scheduling.delivery.sweep.backlog import room_on
 from scheduling.delivery.tracing import with_trace_headers
 from scheduling.rows.models import ScheduledEvent
@@ -67,20 +68,22 @@ def plan_batch(rows: list[ScheduledEvent], *, cutoff: datetime, publisher: Publi
     in_batches = model.handler_batch_size > 0  # read once: this loop is the sweep's per-row path
     batched: list[tuple[ScheduledEvent, dict[str, Any]]] = []
     to_queues: list[tuple[ScheduledEvent, OutgoingJson]] = []
-    for row in rows:
-        deadline = row.expires_at()
-        if deadline is not None and cutoff > deadline:
-            plan.expired.append(row)
-            continue
-        try:
-            if in_batches:
-                batched.append((row, row.to_event(published_at)))
-            elif isinstance(message := row.to_message(published_at), OutgoingJson):
-                to_queues.append((row, message))  # prepared once its queue has room
-            else:
-                plan.publish.append((row, publisher.prepare(with_trace_headers(message, [row]))))
-        except Exception as exc:  # a row that cannot be serialised must not hold up the rest
-            plan.poisoned.append((row, failure(exc)))
+    with routes_remembered():
+        for row in rows:
+            deadline = row.expires_at()
+            if deadline is not None and cutoff > deadline:
+                plan.expired.append(row)
+                continue
+            try:
+                if in_batches:
+                    batched.append((row, row.to_event(published_at)))
+                elif isinstance(message := row.to_message(published_at), OutgoingJson):
+                    to_queues.append((row, message))  # prepared once its queue has room
+                else:
+                    prepared = publisher.prepare(with_trace_headers(message, [row]))
+                    plan.publish.append((row, prepared))
+            except Exception as exc:  # a row that cannot be serialised must not hold up the rest
+                plan.poisoned.append((row, failure(exc)))
     if batched:
         add_batch_messages(plan, model, batched, publisher)
     if to_queues:
