@@ -167,8 +167,9 @@ def after_publish_error(
     # The transaction rolled back: the rows are pending again. Record why, so the admin and
     # `scheduling_status` show it; the attempt does not count against the row.
     log.warning("sweep of %s: %s", model._meta.label, exc)
-    published = [row for row, _ in plan.publish]
-    model.objects.located(published).filter(status=Status.PENDING).update(
+    # By id: the rows are no longer locked, and one moved since still gets its note.
+    ids = [row.pk for row, _ in plan.publish]
+    model.objects.filter(pk__in=ids, status=Status.PENDING).update(
         last_error=str(exc)[:2000], updated_at=Now()
     )
     return BatchResult(claimed=claimed, error=str(exc))

@@ -260,7 +260,7 @@ def mark_delivered(model: type[ScheduledEvent], rows: list[ScheduledEvent]) -> i
         )
     sql = MARK_DELIVERED.format(table=table(model), pk=pk_column(model), pk_type=pk_type(model))
     keys, dues = arrays.keys(row.pk for row in rows), arrays.times(row.due_at for row in rows)
-    distinct_dues = arrays.times(sorted({row.due_at for row in rows}))
+    distinct_dues = arrays.times({row.due_at for row in rows})
     with connections[using].cursor() as cursor:
         cursor.execute(sql, [Status.DELIVERED.value, keys, dues, distinct_dues])
         count: int = cursor.rowcount
