@@ -132,10 +132,10 @@ def test_a_frozen_sweeper_loses_its_batch_to_another_within_the_lock_ttl_and_no_
     try:
         wait_for(lambda: worker_ready(log), timeout=60, interval=0.1)
         wait_for(lambda: _connected("fault-frozen") and _connected("fault-other"), timeout=60)
-        with connection.cursor() as cursor:
-            insert_pings(cursor, count)
-        frozen_at, held = _frozen_holding_rows(frozen.process, "fault-frozen")
+        rows = _Refill(count)
+        frozen_at, held = _frozen_holding_rows(frozen.process, "fault-frozen", rows.top_up)
         assert held, "never frozen holding a batch"
+        count = rows.inserted
 
         # PostgreSQL ends the frozen sweeper's session (idle in transaction for the lock's TTL);
         # its rows are pending again and the other sweeper delivers them on its next tick.
@@ -161,6 +161,7 @@ def test_a_frozen_sweeper_loses_its_batch_to_another_within_the_lock_ttl_and_no_
         final = statuses(cursor)
     fault_report(
         verdict,
+        rows=count,
         held_by_frozen=len(held),
         lock_ttl=LOCK_TTL,
         session_ended_after=ended_after,
@@ -180,11 +181,31 @@ def test_a_frozen_sweeper_loses_its_batch_to_another_within_the_lock_ttl_and_no_
     assert set(verdict.duplicated.values()) <= {2}
 
 
-def _frozen_holding_rows(process, application_name: str) -> tuple[float, set[int]]:
+class _Refill:
+    """Inserts `count` due pings now, and `count` more each time none is left pending: the
+    other sweeper can win the lock turn after turn and drain them all before the one to freeze
+    has claimed any."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.inserted = count, 0
+        self.top_up()
+
+    def top_up(self) -> None:
+        if not ScheduledPing.objects.filter(status="pending").exists():
+            with connection.cursor() as cursor:
+                self.inserted += len(insert_pings(cursor, self.count))
+
+
+def _frozen_holding_rows(process, application_name: str, top_up) -> tuple[float, set[int]]:
     """SIGSTOPs the sweeper once it is caught holding claimed rows (retrying if it was not);
-    returns when it was stopped, and the rows it holds."""
+    returns when it was stopped, and the rows it holds. `top_up` keeps rows pending meanwhile."""
+
+    def caught() -> bool:
+        top_up()
+        return process.poll() is not None or _publishing(application_name)
+
     for _ in range(50):
-        wait_for(lambda: process.poll() is not None or _publishing(application_name), 60, 0.002)
+        wait_for(caught, 60, 0.002)
         if process.poll() is not None:
             break
         process.send_signal(signal.SIGSTOP)
