@@ -46,8 +46,13 @@ NEXT_DUE_IN = (
 # those duplicates' ids as handled already.
 # jit off: the sweep's statements are short, and on a partitioned table the planner's estimates
 # (summed over partitions) can cross jit_above_cost: compiling then costs a second a statement.
+# No parallel workers, for the same reason: every statement addresses a batch's rows by key, so
+# a parallel plan comes only from an estimate gone wrong (a fresh load without statistics), and
+# starting its workers costs more than the statement (seen at 30 million: sweep sessions
+# waiting in IPC:MessageQueueReceive and IPC:BgWorkerShutdown).
 CONFIGURE_SWEEP_TRANSACTION = (
     "SELECT set_config('synchronous_commit', 'off', true), set_config('jit', 'off', true),"
+    " set_config('max_parallel_workers_per_gather', '0', true),"
     " set_config('idle_in_transaction_session_timeout', %s, true),"
     " statement_timestamp()"
 )
@@ -175,7 +180,7 @@ def configure_sweep_transaction(
     timeout_ms = max(int(conf.lock_ttl * 1000), 1000)
     row = fetch_one(CONFIGURE_SWEEP_TRANSACTION, [str(timeout_ms)], using)
     assert row is not None
-    clock: datetime = row[3]
+    clock: datetime = row[-1]
     return clock
 
 

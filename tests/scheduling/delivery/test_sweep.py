@@ -9,9 +9,10 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from scheduling.delivery.sweep.batch import claim_due
+from scheduling.delivery.sweep.batch import begin_batch, claim_due
 from scheduling.delivery.sweep.run import sweep
 from scheduling.rows.clock import database_now
+from scheduling.rows.conf import scheduling_settings
 from scheduling.rows.models import ScheduledEvent
 from tests.conftest import queued_messages, queued_task_ids
 from tests.factories import PingFactory, make_due_pings
@@ -265,3 +266,22 @@ def test_without_a_hold_the_sweep_leaves_rows_not_yet_due_to_the_next_tick(
     ping_factory(due_at=database_now() + timedelta(seconds=0.3))
 
     assert sweep(ping_model).delivered == 0
+
+
+@pytest.mark.django_db(transaction=True)  # the settings last to the end of the transaction
+def test_the_sweep_transaction_turns_off_jit_and_parallel_plans_for_itself_alone():
+    def planner() -> tuple[str, str]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather')"
+            )
+            row = cursor.fetchone()
+        return row[0], row[1]
+
+    before = planner()
+    with transaction.atomic():
+        begin_batch(scheduling_settings(), None)
+        inside = planner()
+
+    assert inside == ("off", "0")
+    assert planner() == before
