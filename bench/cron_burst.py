@@ -18,6 +18,7 @@ from django.db import connection
 from bench.common import broker
 from bench.cron_load import insert_pairs, literal, schedule_columns
 from bench.cron_report import note, note_against, phase
+from bench.cron_sizes import SWEEPER_SETTINGS
 from bench.lateness import percentile
 from bench.lateness import start as start_celery
 from scheduling.recurring.models import ScheduledOccurrence
@@ -103,8 +104,10 @@ def start_sweepers(hold: float = HOLD) -> list[subprocess.Popen[bytes]]:
     os.environ["SCHEDULING_SWEEPER_SLOTS"] = str(SLOTS)  # the children's environment
     try:
         return [
-            start_celery(hold, "beat", "-s", schedule_file),
-            start_celery(hold, "worker", "-Q", "scheduling", "-c", "4"),
+            start_celery(hold, "beat", "-s", schedule_file, settings_module=SWEEPER_SETTINGS),
+            start_celery(
+                hold, "worker", "-Q", "scheduling", "-c", "4", settings_module=SWEEPER_SETTINGS
+            ),
         ]
     finally:
         if before is None:

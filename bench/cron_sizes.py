@@ -5,6 +5,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 QUEUE = "bench-cron"
+# beat and worker sweep the project's own models, not the bench's no-op ones
+SWEEPER_SETTINGS = "bench.cron_settings"
 TEMPLATE = '{"day": "${todaysDate}"}'
 LAYOUTS = ("plain", "partitioned", "both")
 SWEEPERS = ("celery", "daemons")

@@ -19,7 +19,8 @@ from bench.create import api_token, start_server
 from bench.cron_burst import lateness_of_messages
 from bench.cron_load import insert_pairs, literal, schedule_columns
 from bench.cron_report import note, note_against, phase
-from bench.cron_sizes import QUEUE, TEMPLATE, Sizes
+from bench.cron_settings import BENCH_ONLY_APPS
+from bench.cron_sizes import QUEUE, SWEEPER_SETTINGS, TEMPLATE, Sizes
 from bench.cron_waits import WaitSampler
 from bench.lateness import percentile
 from bench.lateness import start as start_celery
@@ -103,7 +104,14 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     warm_up("/api/schedules/", token)
     # BENCH_CRON_SWEEP_NICE > 0: the sweep at a lower CPU priority than the web (docs/scaling.md
     # measured it: on a saturated machine the sweep then falls behind).
-    beat = start_celery(sizes.hold, "beat", "-s", schedule_file, nice=sizes.sweep_nice)
+    beat = start_celery(
+        sizes.hold,
+        "beat",
+        "-s",
+        schedule_file,
+        nice=sizes.sweep_nice,
+        settings_module=SWEEPER_SETTINGS,
+    )
     worker = start_celery(
         sizes.hold,
         "worker",
@@ -112,6 +120,7 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
         "-c",
         str(holding_processes()),
         nice=sizes.sweep_nice,
+        settings_module=SWEEPER_SETTINGS,
     )
     creations = Requests()
     waits = WaitSampler()
@@ -136,8 +145,10 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
 def holding_processes() -> int:
     """Every model's holding sweep needs a worker process of its own for the whole hold
     (SCHEDULING_SWEEP_HOLD's rule: concurrency at least models x slots), or the occurrences'
-    sweep waits its turn behind the others' holds; one more for the hourly tasks."""
-    return len(scheduled_models()) + 1
+    sweep waits its turn behind the others' holds; one more for the hourly tasks. The models
+    are the project's own (bench/cron_settings.py)."""
+    swept = [m for m in scheduled_models() if m._meta.app_config.name not in BENCH_ONLY_APPS]
+    return len(swept) + 1
 
 
 def window_costs(

@@ -30,9 +30,14 @@ from scheduling.rows.states import Status
 LEAD_SECONDS = 8  # rows start falling due after beat and worker are up
 
 
-def start(hold: float, *args: str, nice: int = 0) -> subprocess.Popen[bytes]:
-    """`celery` with these arguments; `nice` > 0 runs it at that lower CPU priority."""
+def start(
+    hold: float, *args: str, nice: int = 0, settings_module: str | None = None
+) -> subprocess.Popen[bytes]:
+    """`celery` with these arguments; `nice` > 0 runs it at that lower CPU priority;
+    `settings_module` instead of the bench's own."""
     env = {**os.environ, "LOG_LEVEL": "WARNING", "SCHEDULING_SWEEP_HOLD": str(hold)}
+    if settings_module:
+        env["DJANGO_SETTINGS_MODULE"] = settings_module
     env["PGAPPNAME"] = "bench-sweep"  # its sessions in pg_stat_activity (bench/cron_waits.py)
     command = [sys.executable, "-m", "celery", "-A", "project", *args, "-l", "warning"]
     if nice > 0:
