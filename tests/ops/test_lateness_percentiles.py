@@ -66,3 +66,26 @@ def test_a_minute_recorded_before_the_bins_is_read_from_its_buckets():
     p50, p99 = store.minute_percentiles(fields)
 
     assert 2.5 < p50 <= p99 <= 5.0
+
+
+def test_a_batch_counts_each_value_in_the_smallest_bucket_holding_it_an_edge_included():
+    bounds = store.LATENESS_BUCKETS
+    values = [
+        0.0,
+        0.05,
+        0.050001,
+        1.0,
+        3600.0,
+        3600.5,
+        *(random.uniform(0, 4000) for _ in range(500)),
+    ]
+
+    counted = store._bucket_counts("lateness", bounds, values)
+
+    one_by_one = Counter(
+        next((f"lateness:{store.floatToGoString(b)}" for b in bounds if v <= b), "lateness:+Inf")
+        for v in values
+    )
+    assert counted == one_by_one
+    assert counted["lateness:0.05"] >= 2  # 0.0, and 0.05 itself
+    assert counted["lateness:+Inf"] >= 1

@@ -15,6 +15,7 @@ import math
 import os
 import threading
 import time
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -148,7 +149,7 @@ def _published(
     trace_id: str | None = None,
 ) -> None:
     log_published(model_label, lateness, ids, trace_id)
-    buckets = Counter(_bucket_field("lateness", LATENESS_BUCKETS, value) for value in lateness)
+    buckets = _bucket_counts("lateness", LATENESS_BUCKETS, lateness)
 
     def write(pipe: Any) -> None:
         _count(pipe, model_label, "published", len(lateness))
@@ -191,10 +192,18 @@ def _minute_key(model_label: str, minute: int) -> str:
 def _bucket_field(name: str, bounds: Sequence[float], value: float) -> str:
     """Each observation counts in the one smallest bucket that holds it (made cumulative when
     read), so a batch adds one HINCRBY per bucket used, not per row."""
-    for bound in bounds:
-        if value <= bound:
-            return f"{name}:{floatToGoString(bound)}"
-    return f"{name}:+Inf"
+    return _bucket_name(name, bounds, bisect_left(bounds, value))
+
+
+def _bucket_counts(name: str, bounds: Sequence[float], values: Sequence[float]) -> Counter[str]:
+    """_bucket_field's count of each bucket for a batch's values (`bounds` ascending): each
+    field's name made once, not once a row."""
+    found = Counter(bisect_left(bounds, value) for value in values)
+    return Counter({_bucket_name(name, bounds, index): count for index, count in found.items()})
+
+
+def _bucket_name(name: str, bounds: Sequence[float], index: int) -> str:
+    return f"{name}:{floatToGoString(bounds[index])}" if index < len(bounds) else f"{name}:+Inf"
 
 
 @dataclass
