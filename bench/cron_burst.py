@@ -24,6 +24,7 @@ from bench.lateness import start as start_celery
 from scheduling.recurring.models import ScheduledOccurrence
 
 SLOTS = 2
+SWEEPERS = {"DJANGO_SETTINGS_MODULE": SWEEPER_SETTINGS}  # the sweep's defaults otherwise
 # The defaults, no hold: what is due is due at once, and a holding sweep would hand over every
 # 1.15 s to the next tick's, whose task then waits for a free process behind the other
 # models' held sweeps (4 models x 2 slots a second on a 4-process worker).
@@ -104,10 +105,8 @@ def start_sweepers(hold: float = HOLD) -> list[subprocess.Popen[bytes]]:
     os.environ["SCHEDULING_SWEEPER_SLOTS"] = str(SLOTS)  # the children's environment
     try:
         return [
-            start_celery(hold, "beat", "-s", schedule_file, settings_module=SWEEPER_SETTINGS),
-            start_celery(
-                hold, "worker", "-Q", "scheduling", "-c", "4", settings_module=SWEEPER_SETTINGS
-            ),
+            start_celery(hold, "beat", "-s", schedule_file, env=SWEEPERS),
+            start_celery(hold, "worker", "-Q", "scheduling", "-c", "4", env=SWEEPERS),
         ]
     finally:
         if before is None:

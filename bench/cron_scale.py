@@ -74,7 +74,9 @@ def run_cron_scale(sizes: Sizes, *, full: bool) -> None:
         f"cron_scale ({layout(os.environ)} layout): {sizes.schedules:,} schedules;"
         f" {sizes.rate:,}/s fall due for {sizes.seconds} s while"
         f" {sizes.creates_per_minute:,}/min are created by POST; a burst of {sizes.burst:,};"
-        f" a churn of {sizes.churn:,} a day; the window's SCHEDULING_SWEEP_HOLD={sizes.hold}"
+        f" a churn of {sizes.churn:,} a day; the window's SCHEDULING_SWEEP_INTERVAL="
+        f"{sizes.interval}, SCHEDULING_SWEEP_HOLD={sizes.hold}, SCHEDULING_SWEEP_HOLD_NAP="
+        f"{sizes.hold_nap}"
     )
     with phase(f"load: {sizes.rest:,} schedules with their pending occurrence"):
         loaded = load_schedules(sizes)

@@ -29,6 +29,8 @@ class Sizes:
     seconds: int  # the window's length
     creates_per_minute: int
     hold: float  # SCHEDULING_SWEEP_HOLD for beat and worker
+    interval: float  # SCHEDULING_SWEEP_INTERVAL for them
+    hold_nap: float  # SCHEDULING_SWEEP_HOLD_NAP for them
     sweep_nice: int  # the window's beat and worker run at this `nice` (the web at 0)
     burst: int  # occurrences due in the same second
     churn: int  # deliveries a day in the churn
@@ -75,21 +77,42 @@ def burst_sweepers(env: Mapping[str, str]) -> str:
 
 def quick_or_full(full: bool, env: Mapping[str, str] = os.environ) -> Sizes:
     # Every fire time is a whole second, so a sweep that waits for beat's next tick would make
-    # them up to a second late: hold keeps a drained sweep on until the next due time.
-    hold = float(env.get("BENCH_CRON_HOLD", "0.9"))
+    # them up to a second late: hold keeps a drained sweep on until the next due time. A tick
+    # each 5 s, held 4.9 s, naps of up to a second: every fire is known ahead, and each tick
+    # (a Celery task a model) and each wake costs the worker CPU (docs/scaling.md).
+    hold = float(env.get("BENCH_CRON_HOLD", "4.9"))
+    interval = float(env.get("BENCH_CRON_INTERVAL", "5"))
+    hold_nap = float(env.get("BENCH_CRON_HOLD_NAP", "1"))
     counts = {
         key: whole_number(env, name, full_size if full else quick)
         for key, (name, full_size, quick) in COUNTS.items()
     }
     rate, creates = (1200, 5000) if full else (200, 1200)
     nice = whole_number(env, "BENCH_CRON_SWEEP_NICE", 0)
-    sizes = Sizes(rate=rate, creates_per_minute=creates, hold=hold, sweep_nice=nice, **counts)
+    sizes = Sizes(
+        rate=rate,
+        creates_per_minute=creates,
+        hold=hold,
+        interval=interval,
+        hold_nap=hold_nap,
+        sweep_nice=nice,
+        **counts,
+    )
     if sizes.rest < sizes.churn or sizes.rest < 1:
         raise SystemExit(
             f"BENCH_CRON_SCHEDULES ({sizes.schedules:,}) must exceed the window's"
             f" {sizes.window:,}, the burst's {sizes.burst:,} and the churn's {sizes.churn:,}"
         )
     return sizes
+
+
+def sweeper_env(sizes: Sizes) -> dict[str, str]:
+    """The window's beat and worker: the project's own models, the sizes' tick, hold and naps."""
+    return {
+        "DJANGO_SETTINGS_MODULE": SWEEPER_SETTINGS,
+        "SCHEDULING_SWEEP_INTERVAL": str(sizes.interval),
+        "SCHEDULING_SWEEP_HOLD_NAP": str(sizes.hold_nap),
+    }
 
 
 def phases(env: Mapping[str, str]) -> set[str]:

@@ -20,7 +20,7 @@ from bench.cron_burst import lateness_of_messages
 from bench.cron_load import insert_pairs, literal, schedule_columns
 from bench.cron_report import note, note_against, phase
 from bench.cron_settings import BENCH_ONLY_APPS
-from bench.cron_sizes import QUEUE, SWEEPER_SETTINGS, TEMPLATE, Sizes
+from bench.cron_sizes import QUEUE, TEMPLATE, Sizes, sweeper_env
 from bench.cron_waits import WaitSampler
 from bench.lateness import percentile
 from bench.lateness import start as start_celery
@@ -102,26 +102,7 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     token = api_token()
     server = start_server(workers=4)
     warm_up("/api/schedules/", token)
-    # BENCH_CRON_SWEEP_NICE > 0: the sweep at a lower CPU priority than the web (docs/scaling.md
-    # measured it: on a saturated machine the sweep then falls behind).
-    beat = start_celery(
-        sizes.hold,
-        "beat",
-        "-s",
-        schedule_file,
-        nice=sizes.sweep_nice,
-        settings_module=SWEEPER_SETTINGS,
-    )
-    worker = start_celery(
-        sizes.hold,
-        "worker",
-        "-Q",
-        "scheduling",
-        "-c",
-        str(holding_processes()),
-        nice=sizes.sweep_nice,
-        settings_module=SWEEPER_SETTINGS,
-    )
+    beat, worker = start_sweepers(sizes, schedule_file)
     creations = Requests()
     waits = WaitSampler()
     try:
@@ -140,6 +121,19 @@ def run_window(sizes: Sizes, start: datetime) -> dict[str, float]:
     for line in waits.report():
         print(f"    {line}")
     return {**costs, **creation_figures(sizes, creations)}
+
+
+def start_sweepers(sizes: Sizes, schedule_file: str) -> tuple[subprocess.Popen[bytes], ...]:
+    """Beat and a `-Q scheduling` worker as the window's deployment (sweeper_env). With
+    BENCH_CRON_SWEEP_NICE > 0 at a lower CPU priority than the web (docs/scaling.md measured
+    it: on a saturated machine the sweep then falls behind)."""
+    env, nice = sweeper_env(sizes), sizes.sweep_nice
+    beat = start_celery(sizes.hold, "beat", "-s", schedule_file, nice=nice, env=env)
+    processes = str(holding_processes())
+    worker = start_celery(
+        sizes.hold, "worker", "-Q", "scheduling", "-c", processes, nice=nice, env=env
+    )
+    return beat, worker
 
 
 def holding_processes() -> int:

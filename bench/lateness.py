@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -31,13 +32,11 @@ LEAD_SECONDS = 8  # rows start falling due after beat and worker are up
 
 
 def start(
-    hold: float, *args: str, nice: int = 0, settings_module: str | None = None
+    hold: float, *args: str, nice: int = 0, env: Mapping[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
-    """`celery` with these arguments; `nice` > 0 runs it at that lower CPU priority;
-    `settings_module` instead of the bench's own."""
-    env = {**os.environ, "LOG_LEVEL": "WARNING", "SCHEDULING_SWEEP_HOLD": str(hold)}
-    if settings_module:
-        env["DJANGO_SETTINGS_MODULE"] = settings_module
+    """`celery` with these arguments; `nice` > 0 runs it at that lower CPU priority; `env`
+    over the bench's environment."""
+    env = {**os.environ, "LOG_LEVEL": "WARNING", "SCHEDULING_SWEEP_HOLD": str(hold), **(env or {})}
     env["PGAPPNAME"] = "bench-sweep"  # its sessions in pg_stat_activity (bench/cron_waits.py)
     command = [sys.executable, "-m", "celery", "-A", "project", *args, "-l", "warning"]
     if nice > 0:

@@ -292,10 +292,10 @@ SCHEDULING_METRICS_TOKEN = env_str("SCHEDULING_METRICS_TOKEN", "")
 SCHEDULING_HEALTH_MAX_LATENESS = env_number("SCHEDULING_HEALTH_MAX_LATENESS", 60.0)
 SCHEDULING_SWEEPER_SLOTS = env_number("SCHEDULING_SWEEPER_SLOTS", 1)
 SCHEDULING_QUEUE_TARGET_MAX_BACKLOG = env_number("SCHEDULING_QUEUE_TARGET_MAX_BACKLOG", 10_000)
-# Sub-second lateness: a beat-driven sweep stays on this long (< the interval) and delivers
-# rows as they fall due. Each holding sweep occupies a worker process: use a dedicated
-# `-Q scheduling` worker with concurrency >= scheduled models x slots. 0 (default): off.
+# Sub-second lateness: a beat-driven sweep stays on this long (< the interval), napping at most
+# HOLD_NAP between looks; each needs a process of a `-Q scheduling` worker (models x slots).
 SCHEDULING_SWEEP_HOLD = env_number("SCHEDULING_SWEEP_HOLD", 0.0)
+SCHEDULING_SWEEP_HOLD_NAP = env_number("SCHEDULING_SWEEP_HOLD_NAP", 0.2)
 # Publishing pace per model, across every sweeper: "app_label.ModelName=N/s" or "=N/m", comma-
 # separated (e.g. purchases.ScheduledPurchase=500/s); over each model's own `rate_limit`.
 SCHEDULING_RATE_LIMITS = env_mapping("SCHEDULING_RATE_LIMITS", {})

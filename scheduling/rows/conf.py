@@ -38,7 +38,7 @@ TASK_PATTERNS_FORM = "a list of task names or patterns, e.g. ['billing.charge', 
 
 # Upper bounds no real deployment needs to pass: past them a value only breaks arithmetic
 # (a date past year 9999, an interval PostgreSQL refuses) or burns CPU (thousands of sweepers).
-HOUR, DAY = 3600, 86_400
+MINUTE, HOUR, DAY = 60, 3600, 86_400
 MAX_SECONDS = 30 * DAY  # the longest wait: a backoff, a handling timeout, a grace
 MAX_COUNT = 1_000_000  # the largest count by default; most settings have a bound of their own
 MAX_SWEEPER_SLOTS = 64
@@ -191,6 +191,9 @@ class SchedulingSettings:
     sweeper_slots: int = setting(1, a_count, MAX_SWEEPER_SLOTS)
     # Seconds a beat-driven sweep stays on to deliver rows as they fall due.
     sweep_hold: float = setting(0.0, a_delay, HOUR)
+    # Seconds a holding sweep sleeps at most between two looks for due rows: how late a row
+    # inserted already due (or due before the next one known) can be.
+    sweep_hold_nap: float = setting(0.2, a_duration, MINUTE)
     queue: str = setting("scheduling", a_name)  # the queue sweep tasks run on
     # Seconds before a failed handling is tried again, doubling; the doubling stops at the max.
     retry_backoff: float = setting(5.0, a_delay, MAX_SECONDS)

@@ -196,9 +196,7 @@ def _bucket_field(name: str, bounds: Sequence[float], value: float) -> str:
 
 
 def _bucket_counts(name: str, bounds: Sequence[float], values: Sequence[float]) -> Counter[str]:
-    """_bucket_field's count of each bucket for a batch's values (`bounds` ascending): each
-    field's name made once, not once a row."""
-    found = Counter(bisect_left(bounds, value) for value in values)
+    found = Counter(bisect_left(bounds, value) for value in values)  # each name made once
     return Counter({_bucket_name(name, bounds, index): count for index, count in found.items()})
 
 

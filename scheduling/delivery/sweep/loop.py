@@ -7,8 +7,11 @@ that waits for its slot's lock rather than give up, so that each tick's sweep ta
 previous one ends.
 
 Each wake costs a probe for the next due time and, when something is due, one batch: at most
-1/HOLD_NAP_MIN wakes a second while events fall due, 1/HOLD_NAP_MAX when nothing is due soon;
-a due row waits up to HOLD_NAP_MIN for its wake.
+1/HOLD_NAP_MIN wakes a second while events fall due, 1/SCHEDULING_SWEEP_HOLD_NAP when nothing is
+due soon; a due row waits up to HOLD_NAP_MIN for its wake, a row inserted already due up to
+SCHEDULING_SWEEP_HOLD_NAP. A wake costs far more than its probe on a machine that idles between
+wakes (about a millisecond of CPU where the probe alone takes 50 µs): fewer, longer naps are
+the cheaper hold where every row is known ahead, as a cron's are.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ from scheduling.rows.databases import database_of
 from scheduling.rows.models import ScheduledEvent
 from scheduling.rows.partitions import retried_on_moved_rows
 
+HOLD_NAP_MIN = 0.01
+HOLD_NAP_MAX = 0.2  # SCHEDULING_SWEEP_HOLD_NAP's default
+
 
 class Next(Enum):
     """What a sweep does after a batch."""
@@ -58,6 +64,7 @@ class Drain:
     # After a short batch, claim again at once if more rows are due by then. A holding sweep
     # leaves them to its next wake instead, a few milliseconds later, rather than spinning.
     chase: bool = True
+    longest_nap: float = HOLD_NAP_MAX  # SCHEDULING_SWEEP_HOLD_NAP
 
     def drain_due(self, result: SweepResult, deadline: float, *, due: bool = False) -> bool:
         """Deliver everything due now; False when stopped early (error, budget, lost lock).
@@ -232,11 +239,10 @@ def drain_for(
         overlap=overlaps(publisher, now, model),
         # A fixed `now` (scheduling.delivery.testing's runs, tests) is not paced: no time passes there.
         budget=budget_for(model) if now is None else None,
+        longest_nap=conf.sweep_hold_nap,
     )
 
 
-HOLD_NAP_MIN = 0.01
-HOLD_NAP_MAX = 0.2
 # A holding sweep waiting for its slot's lock tries again after LOCK_POLL, then twice as long
 # each time up to LOCK_POLL_MAX: a tick's sweep meets the holder's last 0.1-0.25 s, which
 # 5 ms tries cost thirty Redis round trips a model a tick; this takes six, and hands over at
@@ -289,10 +295,10 @@ def deliver(
 def nap(drain: Drain, hold_until: float) -> bool | None:
     """Sleep until the next look, looking once a wake: True when the look's next due time has
     come by the end of the nap (drain then, without looking again), False when nothing was
-    due within it (a row inserted due meanwhile is seen by the next look, at most
-    HOLD_NAP_MAX + HOLD_NAP_MIN after it); None if the hold ends first or the lock is lost."""
+    due within it (a row inserted due meanwhile is seen by the next look, at most the longest
+    nap + HOLD_NAP_MIN after it); None if the hold ends first or the lock is lost."""
     wait = seconds_until_next_due(drain.model)
-    seconds = hold_nap(wait)
+    seconds = hold_nap(wait, drain.longest_nap)
     if time.monotonic() + seconds >= hold_until:
         return None
     time.sleep(seconds)
@@ -301,8 +307,8 @@ def nap(drain: Drain, hold_until: float) -> bool | None:
     return wait is not None and wait <= seconds
 
 
-def hold_nap(wait: float | None) -> float:
+def hold_nap(wait: float | None, longest: float = HOLD_NAP_MAX) -> float:
     """How long a holding sweep sleeps before its next look: until the next due time, but at
-    least HOLD_NAP_MIN (rows falling due meanwhile go in one batch) and at most HOLD_NAP_MAX
+    least HOLD_NAP_MIN (rows falling due meanwhile go in one batch) and at most `longest`
     (a row inserted already due, or due sooner than the next one, waits no longer than that)."""
-    return min(max(wait if wait is not None else HOLD_NAP_MAX, HOLD_NAP_MIN), HOLD_NAP_MAX)
+    return min(max(wait if wait is not None else longest, HOLD_NAP_MIN), longest)

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -51,6 +52,10 @@ def test_a_holding_sweep_naps_until_the_next_due_time_within_bounds():
     assert hold_nap(0.05) == 0.05
     assert hold_nap(0.0) == hold_nap(-3.0) == 0.01  # due already: one batch per wake at most
     assert hold_nap(None) == hold_nap(60.0) == 0.2  # nothing due soon: look again anyway
+    # SCHEDULING_SWEEP_HOLD_NAP: a longer longest nap, the same floor
+    assert hold_nap(None, 1.0) == hold_nap(60.0, 1.0) == 1.0
+    assert hold_nap(0.6, 1.0) == 0.6
+    assert hold_nap(0.0, 1.0) == 0.01
 
 
 @pytest.mark.django_db
@@ -68,6 +73,27 @@ def test_an_idle_holding_sweep_looks_once_a_wake(broker):
     assert len(probes) == 1
     # 0.55 s held (0.3 + the handover), a wake every 0.2 s at most
     assert 2 <= len(looks) <= 4
+
+
+@pytest.mark.django_db
+@override_settings(SCHEDULING_SWEEP_HOLD_NAP=1.0)
+def test_a_longer_hold_nap_looks_less_often_and_still_delivers_a_known_row_at_its_due_time(
+    broker,
+):
+    """Idle, one look a second instead of five; a row known ahead is woken for at its due time,
+    not at the end of a nap."""
+    with CaptureQueriesContext(connection) as idle:
+        sweep(ScheduledPing, hold=1.5)
+    looks = [q for q in idle.captured_queries if "EXTRACT(EPOCH FROM due_at" in q["sql"]]
+    assert 1 <= len(looks) <= 2  # 1.75 s held (1.5 + the handover), a wake a second
+
+    row = ScheduledPingFactory(due_at=timezone.now() + timedelta(seconds=0.3))
+    result = sweep(ScheduledPing, hold=0.6)
+
+    row.refresh_from_db()
+    assert result.delivered == 1
+    late = (row.delivered_at - row.due_at).total_seconds()
+    assert 0 <= late < 0.2  # woken for it, where a nap's end would be 0.7 s late
 
 
 @pytest.mark.django_db
