@@ -59,6 +59,21 @@ def whole_number(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
+def seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 3600:
+        raise SystemExit(
+            f"{name} must be a number of seconds under an hour, such as 0.9; got {raw!r}"
+        )
+    return value
+
+
 def layout(env: Mapping[str, str]) -> str:
     chosen = env.get("BENCH_CRON_LAYOUT", "plain") or "plain"
     if chosen not in LAYOUTS:
@@ -80,9 +95,9 @@ def quick_or_full(full: bool, env: Mapping[str, str] = os.environ) -> Sizes:
     # them up to a second late: hold keeps a drained sweep on until the next due time. A tick
     # each 5 s, held 4.9 s, naps of up to a second: every fire is known ahead, and each tick
     # (a Celery task a model) and each wake costs the worker CPU (docs/scaling.md).
-    hold = float(env.get("BENCH_CRON_HOLD", "4.9"))
-    interval = float(env.get("BENCH_CRON_INTERVAL", "5"))
-    hold_nap = float(env.get("BENCH_CRON_HOLD_NAP", "1"))
+    hold = seconds(env, "BENCH_CRON_HOLD", 4.9)
+    interval = seconds(env, "BENCH_CRON_INTERVAL", 5.0)
+    hold_nap = seconds(env, "BENCH_CRON_HOLD_NAP", 1.0)
     counts = {
         key: whole_number(env, name, full_size if full else quick)
         for key, (name, full_size, quick) in COUNTS.items()

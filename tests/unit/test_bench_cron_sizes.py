@@ -3,7 +3,8 @@
 import pytest
 
 from bench.cron_layout import database_of
-from bench.cron_sizes import burst_sweepers, layout, quick_or_full
+from bench.cron_settings import INSTALLED_APPS as SWEEPER_APPS
+from bench.cron_sizes import burst_sweepers, layout, quick_or_full, sweeper_env
 
 URL = "postgres://postgres@127.0.0.1:5432/scheduling_bench"
 
@@ -52,3 +53,22 @@ def test_the_bursts_sweepers_are_celery_or_daemons():
         SystemExit, match="BENCH_CRON_BURST_SWEEPERS must be one of celery, daemons"
     ):
         burst_sweepers({"BENCH_CRON_BURST_SWEEPERS": "threads"})
+
+
+def test_the_windows_sweepers_tick_every_5_s_hold_and_nap_up_to_a_second_on_the_projects_models():
+    env = sweeper_env(quick_or_full(True, {}))
+    assert env == {
+        "DJANGO_SETTINGS_MODULE": "bench.cron_settings",
+        "SCHEDULING_SWEEP_INTERVAL": "5.0",
+        "SCHEDULING_SWEEP_HOLD_NAP": "1.0",
+    }
+    assert quick_or_full(True, {}).hold == 4.9
+    assert "bench.noop" not in SWEEPER_APPS
+    assert {"purchases", "trainings"} <= set(SWEEPER_APPS)
+
+
+def test_the_windows_sweep_settings_come_from_the_environment_or_are_refused_by_name():
+    sizes = quick_or_full(False, {"BENCH_CRON_HOLD": "0.9", "BENCH_CRON_INTERVAL": "1"})
+    assert (sizes.hold, sizes.interval, sizes.hold_nap) == (0.9, 1.0, 1.0)
+    with pytest.raises(SystemExit, match=r"BENCH_CRON_HOLD_NAP must be a number of seconds"):
+        quick_or_full(False, {"BENCH_CRON_HOLD_NAP": "soon"})
