@@ -1,18 +1,16 @@
 """Retention by partition: a partition wholly before the retention cutoff whose rows are ALL
 purgeable (purge.py's own predicate) is detached and dropped, with no row-by-row DELETE.
 
-PostgreSQL refuses DETACH ... CONCURRENTLY while a DEFAULT partition exists, and ours always
-does (no insert may fail). So the detach is the plain one, in its own short transaction with a
-short lock_timeout: ACCESS EXCLUSIVE on the parent for a catalog change (milliseconds once
-granted); a busy table makes it give up, and the next hourly run tries again. The rows are
-checked again once detached: one that stopped being purgeable meanwhile puts the partition
-back. History entries of the dropped rows are left to purge.py's walk of orphaned entries.
+One transaction a partition: the partition is locked against writes (SHARE) before its rows are
+checked, so none can stop being purgeable between the check and the drop; then it is detached
+and dropped. PostgreSQL refuses DETACH ... CONCURRENTLY while a DEFAULT partition exists, and
+ours always does (no insert may fail), so the detach is the plain one: ACCESS EXCLUSIVE on the
+parent, taken last and held only for the catalog changes (milliseconds once granted), under a
+short lock_timeout: a busy table makes it give up, and the next hourly run tries again. History
+entries of the dropped rows are left to purge.py's walk of orphaned entries.
 
-The whole rule is checked before the detach; once detached, only its cheap part (status and
-times, one scan): what a model's keep rule reads (recurring's newer fires, the schedule's
-version) only ever turns a kept row purgeable, never the reverse. Row by row, a keep rule costs
-index probes a row; a model that gives its set-based form (recurring does) is checked with one
-statement a partition.
+Row by row, a keep rule costs index probes a row; a model that gives its set-based form
+(recurring does) is checked with one statement a partition.
 """
 
 from __future__ import annotations
@@ -22,11 +20,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import DatabaseError, OperationalError, transaction
+from django.db import OperationalError, transaction
 
 from scheduling.rows.partitions.catalog import (
     Partition,
-    bound_clause,
     execute,
     fetch,
     partitions_of,
@@ -68,18 +65,34 @@ def drop_done_partitions(
     for partition in partitions_of(connection, table):
         if not past(partition, cutoff):
             continue
-        rows = all_purgeable(connection, partition, rule, params)
-        if rows is None:
-            continue  # a row in it is not done, or kept: left to the row-wise purge
         try:
-            gone = detach(connection, table, partition, rule.done, params)
+            rows = drop_if_purgeable(connection, table, partition, rule, params)
         except OperationalError as exc:  # the lock_timeout: a busy table; the next run
             log.warning("partition %s not dropped this time: %s", partition.name, exc)
             continue
-        if gone:
+        if rows is not None:
             dropped.partitions.append(partition.name)
             dropped.rows += rows
     return dropped
+
+
+def drop_if_purgeable(
+    connection: Any, table: str, partition: Partition, rule: Rule, params: dict[str, Any]
+) -> int | None:
+    """The partition's row count once it is dropped; None (nothing changed) if a row of it is
+    not purgeable."""
+    parent, name = quote(connection, table), quote(connection, partition.name)
+    with transaction.atomic(using=connection.alias):
+        execute(connection, f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+        # Writers of its rows (a late handled mark) wait for this transaction; readers do not.
+        execute(connection, f"LOCK TABLE {name} IN SHARE MODE")
+        rows = all_purgeable(connection, partition, rule, params)
+        if rows is None:
+            return None  # a row in it is not done, or kept: left to the row-wise purge
+        forget_contexts(connection, name, params)
+        execute(connection, f"ALTER TABLE {parent} DETACH PARTITION {name}")
+        execute(connection, f"DROP TABLE {name}")
+    return rows
 
 
 def all_purgeable(
@@ -112,29 +125,6 @@ def all_match(connection: Any, name: str, condition: str, params: dict[str, Any]
             params,
         )
     return None if kept else int(rows)
-
-
-def detach(
-    connection: Any, table: str, partition: Partition, condition: str, params: dict[str, Any]
-) -> bool:
-    """Detach, check again, drop; or put it back. True once dropped."""
-    parent, name = quote(connection, table), quote(connection, partition.name)
-    with transaction.atomic(using=connection.alias):
-        execute(connection, f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-        execute(connection, f"ALTER TABLE {parent} DETACH PARTITION {name}")
-    bounds = bound_clause(partition.lower, partition.upper)
-    reattach = f"ALTER TABLE {parent} ATTACH PARTITION {name} {bounds}"
-    try:
-        if all_match(connection, partition.name, condition, params) is None:
-            # A row changed in between and is no longer done: the partition goes back as it was.
-            execute(connection, reattach)
-            return False
-        forget_contexts(connection, name, params)
-        execute(connection, f"DROP TABLE {name}")
-    except DatabaseError:
-        execute(connection, reattach)  # never left detached, its rows out of the table's sight
-        raise
-    return True
 
 
 def forget_contexts(connection: Any, partition: str, params: dict[str, Any]) -> None:

@@ -1,6 +1,7 @@
 """Scheduled tables partitioned on due_at: conversion, maintenance, retention, moved rows."""
 
 import threading
+import time
 from datetime import timedelta
 from io import StringIO
 
@@ -143,6 +144,40 @@ def test_a_partition_holding_a_row_not_done_is_left_to_the_row_wise_purge():
     }
     assert list(ScheduledPingPartitioned.objects.values_list("pk", flat=True)) == [pending.pk]
     assert not ScheduledPingPartitioned.objects.filter(pk__in=[r.pk for r in done]).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_made_not_done_while_the_drop_waits_for_its_partition_keeps_the_partition():
+    """The drop locks a partition before it checks its rows: a writer's open transaction on one
+    of them is waited for, and the row it leaves pending is seen by the check."""
+    old = database_now() - 60 * DAY
+    rows = rows_of(ScheduledPingPartitioned, 3, due_at=old, status=Status.CANCELLED)
+    ScheduledPingPartitioned.objects.update(cancelled_at=old, updated_at=old)
+    writing = threading.Event()
+
+    def reopen() -> None:
+        try:
+            with transaction.atomic():
+                reopened = ScheduledPingPartitioned.objects.filter(pk=rows[0].pk)
+                reopened.update(status=Status.PENDING)
+                writing.set()
+                time.sleep(0.5)  # the drop's lock waits for this commit
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=reopen)
+    writer.start()
+    assert writing.wait(10)
+    result = purge_model(ScheduledPingPartitioned, now=database_now() + 400 * DAY)
+    writer.join()
+
+    assert result.deleted == 2  # the other two, row by row
+    assert list(ScheduledPingPartitioned.objects.values_list("pk", "status")) == [
+        (rows[0].pk, Status.PENDING)
+    ]
+    assert "scheduled_ping_partitioned_before" in {
+        p.name for p in partitions(ScheduledPingPartitioned)
+    }
 
 
 @pytest.mark.django_db(transaction=True)
