@@ -29,6 +29,7 @@ from scheduling.rows.partitions.catalog import (
     partitions_of,
     quote,
 )
+from scheduling.rows.states import Status
 from scheduling.rows.tracing.models import CreationContext
 
 LOCK_TIMEOUT = "2s"
@@ -63,7 +64,7 @@ def drop_done_partitions(
 ) -> Dropped:
     dropped = Dropped()
     for partition in partitions_of(connection, table):
-        if not past(partition, cutoff):
+        if not past(partition, cutoff) or holds_pending(connection, partition):
             continue
         try:
             rows = drop_if_purgeable(connection, table, partition, rule, params)
@@ -74,6 +75,16 @@ def drop_done_partitions(
             dropped.partitions.append(partition.name)
             dropped.rows += rows
     return dropped
+
+
+def holds_pending(connection: Any, partition: Partition) -> bool:
+    """A pending row is never purgeable: one probe of the claim's index (pending rows alone)
+    passes over a partition still in use, which the full check scans (1.6 s for the 26 million
+    rows a converted table's old partition held at 30 million)."""
+    name = quote(connection, partition.name)
+    sql = f"SELECT EXISTS (SELECT 1 FROM {name} WHERE status = %s)"
+    ((pending,),) = fetch(connection, sql, [Status.PENDING.value])
+    return bool(pending)
 
 
 def drop_if_purgeable(
