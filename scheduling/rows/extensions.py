@@ -81,8 +81,8 @@ class Extensions:
         """Rows of the scheduled `model` matching `condition` (SQL over the alias `t`) are kept
         however old. `in_partition`, for a model partitioned by due time: the same rule as one
         set-based statement, `SELECT EXISTS (...)` over the partition `{partition}` (whose rows
-        are due before `%(upper)s`), true when a row of it is kept; without it, a partition's
-        drop checks `condition` row by row."""
+        are due before `%(upper)s`; the next partition's, from there to `%(next_upper)s`), true
+        when a row of it is kept; without it, a partition's drop checks `condition` row by row."""
         if not is_scheduled(model):
             raise ImproperlyConfigured(f"{model._meta.label} is not a scheduled model")
         claim(self.kept, model._meta.label, condition, "a keep rule")

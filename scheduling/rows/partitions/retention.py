@@ -63,11 +63,14 @@ def drop_done_partitions(
     connection: Any, table: str, rule: Rule, params: dict[str, Any], cutoff: datetime
 ) -> Dropped:
     dropped = Dropped()
-    for partition in partitions_of(connection, table):
+    found = partitions_of(connection, table)
+    for partition in found:
         if not past(partition, cutoff) or holds_pending(connection, partition):
             continue
         try:
-            rows = drop_if_purgeable(connection, table, partition, rule, params)
+            rows = drop_if_purgeable(
+                connection, table, partition, rule, {**params, **bounds(partition, found)}
+            )
         except OperationalError as exc:  # the lock_timeout: a busy table; the next run
             log.warning("partition %s not dropped this time: %s", partition.name, exc)
             continue
@@ -75,6 +78,14 @@ def drop_done_partitions(
             dropped.partitions.append(partition.name)
             dropped.rows += rows
     return dropped
+
+
+def bounds(partition: Partition, found: list[Partition]) -> dict[str, datetime | None]:
+    """The keep rule's parameters: where `partition` ends (`upper`) and where the partition
+    right after it ends (`next_upper`; `upper` again when there is none)."""
+    after = [p.upper for p in found if not p.default and p.lower == partition.upper]
+    following = after[0] if after and after[0] is not None else partition.upper
+    return {"upper": partition.upper, "next_upper": following}
 
 
 def holds_pending(connection: Any, partition: Partition) -> bool:
@@ -118,9 +129,14 @@ def all_purgeable(
     statement = rule.kept_in_partition.format(partition=quote(connection, partition.name))
     with transaction.atomic(using=connection.alias):
         execute(connection, "SET LOCAL jit = off")
-        # Its aggregate over a day's rows (millions) in memory, not spilled to disk.
+        # Its hash over a day's rows (millions) in memory, not spilled to disk.
         execute(connection, f"SET LOCAL work_mem = '{SET_BASED_WORK_MEM}'")
-        ((kept,),) = fetch(connection, statement, {**params, "upper": partition.upper})
+        # Whole partitions are joined by hashing, never by a nested loop of index probes a row:
+        # the planner picks that loop when a partition's statistics predate its day's
+        # deliveries (until autovacuum analyses it again), 4.1 s instead of 1.6 s for a day of
+        # 2,010,000. A rule's lookups a row are subqueries, which this does not touch.
+        execute(connection, "SET LOCAL enable_nestloop = off")
+        ((kept,),) = fetch(connection, statement, params)
     return None if kept else rows
 
 

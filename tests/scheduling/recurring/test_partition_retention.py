@@ -10,8 +10,8 @@ from django.db import connection
 from scheduling.recurring.models import ScheduledOccurrence
 from scheduling.recurring.purge import latest_fire_in_partition
 from scheduling.rows.clock import database_now
-from scheduling.rows.partitions import convert, partitions
-from scheduling.rows.partitions.retention import Rule, all_match, all_purgeable
+from scheduling.rows.partitions import DuePartitions, convert, maintain, partitions
+from scheduling.rows.partitions.retention import Rule, all_match, all_purgeable, bounds
 from scheduling.rows.purge import purge_model
 from scheduling.rows.retention import cutoff_params, cutoffs, done_condition
 from tests.scheduling.recurring.conftest import make_schedule
@@ -20,6 +20,7 @@ DAY = timedelta(days=1)
 OLD = 60 * DAY  # rows this old lie in the partition made for the rows before the conversion
 AFTER = 30 * DAY  # a row due this far ahead lies past the partition of the rows before
 LATER = 400 * DAY  # a purge this far ahead finds every partition past retention
+NEXT = "next"  # due in the partition right after the old one: where the rule looks first
 
 INSERT = """
 INSERT INTO scheduled_occurrence (schedule_id, schedule_version, due_at, missed_run, catch_up,
@@ -48,13 +49,18 @@ def old_partition():
 def both_answers(now):
     """(row by row, set-based): how many rows the old partition holds if all are purgeable."""
     limits = cutoffs(now + LATER)
-    params = {**cutoff_params(limits, ScheduledOccurrence), "label": "x"}
+    partition = old_partition()
+    params = {
+        **cutoff_params(limits, ScheduledOccurrence),
+        **bounds(partition, partitions(ScheduledOccurrence)),
+        "label": "x",
+    }
+    assert params["next_upper"] > partition.upper  # a day partition follows: NEXT lies in it
     rule = Rule(
         done=done_condition(ScheduledOccurrence, kept_too=False),
         purgeable=done_condition(ScheduledOccurrence),
         kept_in_partition=latest_fire_in_partition(ScheduledOccurrence),
     )
-    partition = old_partition()
     row_by_row = all_match(connection, partition.name, rule.purgeable, params)
     return row_by_row, all_purgeable(connection, partition, rule, params)
 
@@ -70,6 +76,8 @@ def converted():
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     convert(ScheduledOccurrence, "1d", concurrently=False)
+    # Day partitions past the old one's bound, short of AFTER (which the DEFAULT one takes).
+    maintain(ScheduledOccurrence, spec=DuePartitions(interval=DAY, premake=20))
 
 
 CASES = {
@@ -82,7 +90,26 @@ CASES = {
     "manual trigger": ([("manual", -OLD)], True),
     "older version": ([("v0", -OLD)], True),
     "older version here, current one later": ([("v0", -OLD), AFTER], True),
+    # the next partition, read first, follows it or not
+    "followed in the next partition": ([-OLD, NEXT], True),
+    "followed in the next partition and after it": ([-OLD, NEXT, AFTER], True),
+    "followed in the next partition by an older version only": ([-OLD, ("v0", NEXT)], False),
+    "followed in the next partition by a manual trigger only": ([-OLD, ("manual", NEXT)], False),
+    "followed in the next partition by a pending fire only": ([-OLD, ("pending", NEXT)], False),
+    "an older version followed in the next partition, the current one not": (
+        [("v0", -OLD), ("v0", NEXT), -OLD + DAY / 2],
+        False,
+    ),
 }
+
+
+def due(now, offset):
+    """`offset` from now, or (NEXT) an hour into the partition after the old one."""
+    return old_partition().upper + timedelta(hours=1) if offset == NEXT else now + offset
+
+
+def written_after_the_conversion(offset):
+    return offset == NEXT or offset > timedelta(0)
 
 
 @pytest.mark.django_db
@@ -96,14 +123,14 @@ def test_the_set_based_keep_rule_answers_as_the_row_by_row_one(case):
     schedule.refresh_from_db()
     fires = [fire if isinstance(fire, tuple) else ("delivered", fire) for fire in fires]
     # Rows written before the conversion lie in its "before" partition; those written after,
-    # due later, in a later one (the DEFAULT partition, here).
+    # due later, in a later one: the next day's (NEXT) or the DEFAULT partition (AFTER).
     for written_after in (False, True):
         for kind, offset in fires:
-            if (offset > timedelta(0)) is written_after:
+            if written_after_the_conversion(offset) is written_after:
                 occurrence(
                     schedule,
-                    now + offset,
-                    status="cancelled" if kind == "cancelled" else "delivered",
+                    due(now, offset),
+                    status=kind if kind in ("cancelled", "pending") else "delivered",
                     version=schedule.version - 1 if kind == "v0" else schedule.version,
                     manual=kind == "manual",
                 )
